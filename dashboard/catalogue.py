@@ -1,0 +1,143 @@
+"""A catalogue of every registered target and sampler.
+
+Read straight from the registries (``targets.available()``,
+``samplers.available()``) and from the classes themselves: the first line of a
+class's docstring, and its ``param`` parameters with their defaults, bounds and
+docs. Nothing is instantiated, so building the catalogue is cheap.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from typing import Any
+
+import pandas as pd
+import panel as pn
+import param
+
+import samplers
+import targets
+
+
+def first_doc_line(cls: type) -> str:
+    """The first non-empty line of ``cls``'s own docstring ('' if it has none)."""
+    doc = inspect.cleandoc(cls.__doc__ or "")
+    return next((line.strip() for line in doc.splitlines() if line.strip()), "")
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "∞" if value > 0 else "−∞"
+        return f"{value:.6g}"
+    return repr(value)
+
+
+def _range(p: param.Parameter) -> str:
+    """Bounds of a numeric parameter or choices of a selector, '' if neither."""
+    bounds = getattr(p, "bounds", None)
+    if bounds is not None:
+        lo, hi = bounds
+        inclusive = getattr(p, "inclusive_bounds", (True, True))
+        left = "[" if lo is not None and inclusive[0] else "("
+        right = "]" if hi is not None and inclusive[1] else ")"
+        return f"{left}{'−∞' if lo is None else _fmt(lo)}, {'∞' if hi is None else _fmt(hi)}{right}"
+    objects = getattr(p, "objects", None)
+    if isinstance(p, param.Selector) and objects:
+        values = objects.values() if isinstance(objects, dict) else objects
+        return "{" + ", ".join(_fmt(v) for v in values) + "}"
+    return ""
+
+
+def parameter_rows(cls: type) -> list[dict[str, str]]:
+    """One dict per ``param`` parameter of ``cls`` (except ``name``): name, kind, default, range, doc."""
+    if not (isinstance(cls, type) and issubclass(cls, param.Parameterized)):
+        return []
+    rows = []
+    for pname in cls.param:
+        if pname == "name":
+            continue
+        p = cls.param[pname]
+        rows.append({
+            "name": pname,
+            "kind": type(p).__name__,
+            "default": _fmt(p.default),
+            "range": _range(p),
+            "doc": " ".join((p.doc or "").split()),
+        })
+    return rows
+
+
+def describe_parameters(cls: type) -> str:
+    """The parameters of ``cls`` as text, one per line: ``beta = 0.5 in [0, 100]: Inverse temperature β.``"""
+    lines = []
+    for row in parameter_rows(cls):
+        text = f"{row['name']} = {row['default']}"
+        if row["range"]:
+            text += f" in {row['range']}"
+        if row["doc"]:
+            text += f": {row['doc']}"
+        lines.append(text)
+    return "\n".join(lines)
+
+
+def targets_frame() -> pd.DataFrame:
+    """One row per registered target: name, class, description, parameters."""
+    rows = []
+    for name in targets.available():
+        cls = targets.target_class(name)
+        rows.append({
+            "target": name,
+            "class": cls.__name__,
+            "description": first_doc_line(cls),
+            "parameters": describe_parameters(cls),
+        })
+    return pd.DataFrame(rows, columns=["target", "class", "description", "parameters"])
+
+
+def samplers_frame() -> pd.DataFrame:
+    """One row per registered sampler: name, class, description, parameters."""
+    rows = []
+    for name in samplers.available():
+        cls = samplers.sampler_class(name)
+        rows.append({
+            "sampler": name,
+            "class": cls.__name__,
+            "description": first_doc_line(cls),
+            "parameters": describe_parameters(cls),
+        })
+    return pd.DataFrame(rows, columns=["sampler", "class", "description", "parameters"])
+
+
+def _table(frame: pd.DataFrame) -> pn.widgets.Tabulator:
+    return pn.widgets.Tabulator(
+        frame,
+        disabled=True,
+        show_index=False,
+        layout="fit_data_fill",
+        sizing_mode="stretch_width",
+        formatters={"description": {"type": "textarea"}, "parameters": {"type": "textarea"}},
+        widths={"description": 320},
+    )
+
+
+class Catalogue(pn.viewable.Viewer):
+    """Tables of every registered target and sampler, with their parameters."""
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.targets = targets_frame()
+        self.samplers = samplers_frame()
+        self.targets_table = _table(self.targets)
+        self.samplers_table = _table(self.samplers)
+        self._layout = pn.Column(
+            pn.pane.Markdown(f"## Targets ({len(self.targets)})"),
+            self.targets_table,
+            pn.pane.Markdown(f"## Samplers ({len(self.samplers)})"),
+            self.samplers_table,
+            sizing_mode="stretch_width",
+        )
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        return self._layout

@@ -1,0 +1,47 @@
+"""Samplers: batches of Markov chains on binary spaces (see ``samplers.base``).
+
+``make(name, target, n_chains=..., seed=..., **params)`` builds one,
+``available()`` lists the names, ``run(sampler, n_steps)`` runs headless.
+"""
+
+from __future__ import annotations
+
+from targets.base import Target
+
+from .balancing import BALANCING, log_balancing
+from .base import Sampler, StepRecord
+from .gibbs import BlockGibbs, Gibbs
+from .hamming_ball import HammingBall
+from .locally_balanced import GibbsWithGradients, LocallyBalanced
+from .metropolis import Metropolis
+from .run import Trace, run
+
+_REGISTRY: dict[str, type[Sampler]] = {
+    cls.registry_name: cls
+    for cls in (Metropolis, Gibbs, BlockGibbs, HammingBall, LocallyBalanced, GibbsWithGradients)
+}
+
+
+def available() -> list[str]:
+    """Registry names of all samplers."""
+    return list(_REGISTRY)
+
+
+def sampler_class(name: str) -> type[Sampler]:
+    """The class registered under ``name``."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown sampler {name!r}; available: {', '.join(_REGISTRY)}") from None
+
+
+def make(name: str, target: Target, **params) -> Sampler:
+    """Build the sampler ``name`` on ``target`` (keywords: n_chains, seed, balancing, block_size, radius, …)."""
+    return sampler_class(name)(target, **params)
+
+
+__all__ = [
+    "BALANCING", "log_balancing", "Sampler", "StepRecord", "Trace", "run", "available", "make",
+    "sampler_class", "Metropolis", "Gibbs", "BlockGibbs", "HammingBall", "LocallyBalanced",
+    "GibbsWithGradients",
+]

@@ -1,0 +1,163 @@
+"""The sampler contract: a batch of chains advanced by one vectorised ``step()``.
+
+Every sampler holds ``n_chains`` states (an ``(n_chains, dim)`` uint8 array),
+their log p̃, and a seeded ``numpy.random.Generator``. ``step()`` returns a
+``StepRecord`` with the new states, the proposals and their log p̃ (already
+computed by the move, so OPAD+ costs no extra evaluation) and the cumulative
+number of target evaluations this sampler made (see ``targets.base``).
+
+For the exactness harness every sampler also gives ``transition_row(x)``: the
+exact distribution of the next state from a single state x, computed from the
+same proposal and acceptance functions that ``step()`` samples from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import param
+from scipy.special import logsumexp
+
+from targets.base import Target
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """What one step of a batch of chains did.
+
+    ``proposed`` (``(n_chains, dim)``) is materialised on first access from the
+    new states and the proposal's changed sites and values, so a step pays
+    nothing for recording it.
+    """
+
+    states: np.ndarray
+    log_prob: np.ndarray
+    accepted: np.ndarray
+    proposed_sites: np.ndarray
+    proposed_values: np.ndarray
+    proposed_log_prob: np.ndarray
+    n_evals: int
+    step: int
+    extras: dict = field(default_factory=dict)
+
+    @cached_property
+    def proposed(self) -> np.ndarray:
+        out = self.states.copy()
+        out[np.arange(out.shape[0])[:, None], self.proposed_sites] = self.proposed_values
+        return out
+
+
+def sample_categorical(log_weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One index per row drawn with probability ∝ exp(log_weights) (inverse-CDF)."""
+    weights = np.exp(log_weights - log_weights.max(axis=1, keepdims=True))
+    cumulative = np.cumsum(weights, axis=1)
+    u = rng.random(log_weights.shape[0]) * cumulative[:, -1]
+    return np.minimum((cumulative <= u[:, None]).sum(axis=1), log_weights.shape[1] - 1)
+
+
+def log_softmax(log_weights: np.ndarray) -> np.ndarray:
+    return log_weights - logsumexp(log_weights, axis=-1, keepdims=True)
+
+
+def metropolis_accept(log_alpha: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Accept each row with probability min(1, exp(log_alpha))."""
+    return np.log(rng.random(log_alpha.shape[0])) < log_alpha
+
+
+def acceptance_probability(log_alpha: np.ndarray) -> np.ndarray:
+    """min(1, exp(log_alpha)), the probability ``metropolis_accept`` accepts with."""
+    return np.exp(np.minimum(0.0, log_alpha))
+
+
+class Sampler(param.Parameterized):
+    """Base class: state, seeding, evaluation accounting, step records."""
+
+    registry_name = ""
+    n_chains = param.Integer(1, bounds=(1, 100_000), doc="Number of chains advanced together.")
+    seed = param.Integer(0, bounds=(0, 2**63 - 1), doc="Seed of the sampler's random numbers and initial states.")
+
+    def __init__(self, target: Target, init=None, **params):
+        if not isinstance(target, Target):
+            raise ValueError(f"target must be a targets.Target; got {type(target).__name__}")
+        super().__init__(**params)
+        self.target = target
+        self._validate()
+        self.reset(init)
+
+    def _validate(self) -> None:
+        """Check parameters against the target (raise ValueError)."""
+
+    # -- state ----------------------------------------------------------------------------
+    def reset(self, init=None) -> None:
+        """Restart from ``init`` (a state or batch) or from uniform random states; reseed."""
+        self.rng = np.random.default_rng(self.seed)
+        d = self.target.dim
+        if init is None:
+            states = self.rng.integers(0, 2, size=(self.n_chains, d), dtype=np.uint8)
+        else:
+            states = self.target.check_states(init)
+            if states.shape[0] == 1:
+                states = np.repeat(states, self.n_chains, axis=0)
+            if states.shape[0] != self.n_chains:
+                raise ValueError(f"init must hold 1 or n_chains={self.n_chains} states; got {states.shape[0]}")
+        self.n_evals = 0
+        self.n_steps = 0
+        before = self.target.n_evals
+        self.states = states.copy()
+        self.log_p = self.target.log_prob(self.states)
+        if not np.all(np.isfinite(self.log_p)):
+            raise ValueError("an initial state has zero probability (log p̃ = −inf); pass init= with valid states")
+        self._prepare()
+        self.n_evals += self.target.n_evals - before
+
+    def _prepare(self) -> None:
+        """Build per-chain caches after a reset (uncounted work is not allowed here)."""
+
+    # -- stepping ---------------------------------------------------------------------------
+    def _step(self) -> dict:
+        raise TypeError(f"{type(self).__name__} must implement _step")
+
+    def step(self) -> StepRecord:
+        """Advance every chain by one move and return the record of it."""
+        before = self.target.n_evals
+        moved = self._step()
+        self.n_evals += self.target.n_evals - before
+        self.n_steps += 1
+        return StepRecord(
+            states=self.states.copy(),
+            log_prob=self.log_p.copy(),
+            n_evals=self.n_evals,
+            step=self.n_steps,
+            **moved,
+        )
+
+    def _single_flip_record(self, idx, old_bits, accepted, proposed_log_prob) -> dict:
+        return dict(
+            accepted=accepted,
+            proposed_sites=idx[:, None],
+            proposed_values=(1 - old_bits)[:, None].astype(np.uint8),
+            proposed_log_prob=proposed_log_prob,
+        )
+
+    def _apply_flips(self, idx: np.ndarray, accepted: np.ndarray, log_ratio: np.ndarray) -> None:
+        rows = np.flatnonzero(accepted)
+        self.states[rows, idx[rows]] ^= 1
+        self.log_p[rows] += log_ratio[rows]
+
+    # -- exact kernel ---------------------------------------------------------------------------
+    def transition_row(self, x: np.ndarray):
+        """Exact next-state distribution from one state ``x``: ``(states (m, d), probs (m,))``."""
+        raise TypeError(f"{type(self).__name__} must implement transition_row")
+
+    @staticmethod
+    def _with_stay(x: np.ndarray, candidates: np.ndarray, probs: np.ndarray):
+        """Append the current state with the probability that is left over."""
+        stay = max(0.0, 1.0 - float(np.sum(probs)))
+        return np.vstack([candidates, x[None, :]]), np.append(probs, stay)
+
+    def config(self) -> dict:
+        """Name and parameter values: with the target's config this replays a run exactly."""
+        values = {k: v for k, v in self.param.values().items() if k != "name"}
+        return {"sampler": self.registry_name, "params": values}

@@ -1,0 +1,45 @@
+"""Targets: unnormalised distributions over binary vectors (see ``targets.base``).
+
+``make(name, **params)`` builds a target by its registry name, ``available()``
+lists the names, and ``from_log_prob(fn, dim)`` wraps a user's black-box function.
+"""
+
+from __future__ import annotations
+
+from .base import MAX_ENUMERATE_DIM, Target, all_states, flip, state_codes
+from .blackbox import BlackBox, from_log_prob
+from .boltzmann import Boltzmann
+from .markov_network import MarkovNetwork
+from .pairwise import IsingChain, IsingLattice, PairwiseBinaryModel, SpinGlass3D
+from .rbm import RBM
+from .segmentation import IsingSegmentation
+
+_REGISTRY: dict[str, type[Target]] = {
+    cls.registry_name: cls
+    for cls in (IsingChain, IsingSegmentation, IsingLattice, SpinGlass3D, Boltzmann, RBM, MarkovNetwork, BlackBox)
+}
+
+
+def available() -> list[str]:
+    """Registry names of all targets."""
+    return list(_REGISTRY)
+
+
+def target_class(name: str) -> type[Target]:
+    """The class registered under ``name``."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown target {name!r}; available: {', '.join(_REGISTRY)}") from None
+
+
+def make(name: str, **params) -> Target:
+    """Build the target registered under ``name`` with the given parameters."""
+    return target_class(name)(**params)
+
+
+__all__ = [
+    "MAX_ENUMERATE_DIM", "Target", "PairwiseBinaryModel", "all_states", "flip", "state_codes", "available", "make",
+    "target_class", "from_log_prob", "BlackBox", "Boltzmann", "IsingChain", "IsingLattice",
+    "IsingSegmentation", "MarkovNetwork", "RBM", "SpinGlass3D",
+]
