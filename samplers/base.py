@@ -13,12 +13,11 @@ same proposal and acceptance functions that ``step()`` samples from.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 import param
-from scipy.special import logsumexp
 
 from targets.base import Target
 
@@ -40,7 +39,6 @@ class StepRecord:
     proposed_log_prob: np.ndarray
     n_evals: int
     step: int
-    extras: dict = field(default_factory=dict)
 
     @cached_property
     def proposed(self) -> np.ndarray:
@@ -58,7 +56,13 @@ def sample_categorical(log_weights: np.ndarray, rng: np.random.Generator) -> np.
 
 
 def log_softmax(log_weights: np.ndarray) -> np.ndarray:
-    return log_weights - logsumexp(log_weights, axis=-1, keepdims=True)
+    """Normalise log-weights along the last axis (max-shifted; −inf entries allowed).
+
+    Written out rather than via ``scipy.special.logsumexp``, whose array-API
+    dispatch costs more than the arithmetic on the per-step hot path.
+    """
+    shift = log_weights.max(axis=-1, keepdims=True)
+    return log_weights - (shift + np.log(np.exp(log_weights - shift).sum(axis=-1, keepdims=True)))
 
 
 def metropolis_accept(log_alpha: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -119,12 +123,18 @@ class Sampler(param.Parameterized):
     def _step(self) -> dict:
         raise TypeError(f"{type(self).__name__} must implement _step")
 
-    def step(self) -> StepRecord:
-        """Advance every chain by one move and return the record of it."""
+    def step(self, record: bool = True) -> StepRecord | None:
+        """Advance every chain by one move and return the record of it.
+
+        ``record=False`` skips the O(n_chains·d) snapshot of the states and
+        returns ``None``: the move itself costs O(1) per chain on sparse models.
+        """
         before = self.target.n_evals
         moved = self._step()
         self.n_evals += self.target.n_evals - before
         self.n_steps += 1
+        if not record:
+            return None
         return StepRecord(
             states=self.states.copy(),
             log_prob=self.log_p.copy(),

@@ -83,12 +83,16 @@ class PairwiseBinaryModel(Target):
     def _spins(x: np.ndarray) -> np.ndarray:
         return 2.0 * x - 1.0
 
-    def _local_field(self, s: np.ndarray, sites: np.ndarray | None = None) -> np.ndarray:
-        """f_i = h_i + Σ_j J_ij s_j for all sites, or for ``sites`` (same leading shape as s rows)."""
+    def _local_field(self, x: np.ndarray, sites: np.ndarray | None = None) -> np.ndarray:
+        """f_i = h_i + Σ_j J_ij s_j for every site, or only for ``sites`` (``(n,)`` or ``(n, k)``).
+
+        Only the neighbours' spins are read, so the local version is O(deg) per site.
+        """
         if sites is None:
-            return self._field + np.einsum("nik,ik->ni", s[:, self._nbr], self._w)
-        rows = np.arange(s.shape[0]).reshape((-1,) + (1,) * (sites.ndim - 1))
-        return self._field[sites] + (s[rows[..., None], self._nbr[sites]] * self._w[sites]).sum(-1)
+            return self._field + np.einsum("nik,ik->ni", self._spins(x[:, self._nbr]), self._w)
+        rows = np.arange(x.shape[0]).reshape((-1,) + (1,) * sites.ndim)
+        neighbour_spins = self._spins(x[rows, self._nbr[sites]])
+        return self._field[sites] + (neighbour_spins * self._w[sites]).sum(-1)
 
     # -- the contract --------------------------------------------------------------------
     def _log_prob(self, x: np.ndarray) -> np.ndarray:
@@ -97,13 +101,11 @@ class PairwiseBinaryModel(Target):
         return self._beta * (pair + s @ self._field)
 
     def _flip_log_ratio(self, x, idx, log_p):
-        s = self._spins(x)
-        rows = np.arange(x.shape[0])
-        return -2.0 * self._beta * s[rows, idx] * self._local_field(s, idx)
+        s_i = self._spins(x[np.arange(x.shape[0]), idx])
+        return -2.0 * self._beta * s_i * self._local_field(x, idx)
 
     def _delta_log_prob(self, x):
-        s = self._spins(x)
-        return -2.0 * self._beta * s * self._local_field(s)
+        return -2.0 * self._beta * self._spins(x) * self._local_field(x)
 
     def delta_after_flip(self, x, delta, idx):
         rows = np.arange(x.shape[0])
@@ -120,10 +122,9 @@ class PairwiseBinaryModel(Target):
         return sites, values
 
     def _block_log_ratio(self, x, sites, values):
-        s = self._spins(x)
         rows = np.arange(x.shape[0])
-        f_block = self._local_field(s, sites)  # (n, k)
-        delta_s = self._spins(values) - s[rows[:, None], sites][:, None, :]  # (n, m, k)
+        f_block = self._local_field(x, sites)  # (n, k)
+        delta_s = self._spins(values) - self._spins(x[rows[:, None], sites])[:, None, :]  # (n, m, k)
         # J between block members: match each member's neighbour list against the block.
         nbr_of_block = self._nbr[sites]  # (n, k, deg)
         w_of_block = self._w[sites]
@@ -135,8 +136,7 @@ class PairwiseBinaryModel(Target):
         return self._beta * (linear + quadratic)
 
     def _value_and_grad(self, x):
-        s = self._spins(x)
-        return self._log_prob(x), 2.0 * self._beta * self._local_field(s)
+        return self._log_prob(x), 2.0 * self._beta * self._local_field(x)
 
     def magnetisation(self, x: np.ndarray) -> np.ndarray:
         """Mean spin (2x − 1) per row."""

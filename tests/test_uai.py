@@ -103,7 +103,7 @@ MALFORMED = {
     "negative variable index": (6, "2 -1 0", "-1", "a variable index of factor 1 (an integer in 0..2)"),
     "duplicate variable in a scope": (7, "2 1 1", "1", "variable 1 appears twice in the scope of factor 2"),
     "non-integer number of entries": (12, "x", "x", "the number of table entries of factor 1 (an integer ≥ 0)"),
-    "wrong table length": (16, "5", "5", "factor 2 over variables [1, 2] with cardinalities [2, 3] needs 6 entries"),
+    "wrong table length": (16, "5", "5", "over variables [1, 2] with cardinalities [2, 3] needs 6 table entries"),
     "negative entry": (14, "3 -1", "-1", "expected a finite non-negative table entry of factor 1"),
     "nan entry": (17, "0.1 nan 0.3", "nan", "expected a finite non-negative table entry of factor 2"),
     "infinite entry": (17, "0.1 inf 0.3", "inf", "expected a finite non-negative table entry of factor 2"),

@@ -17,6 +17,25 @@ def _blackbox_target():
     return targets.from_log_prob(log_prob, 6)
 
 
+# Six binary variables: a unary, three pairwise and one near-deterministic triplet factor.
+TINY_UAI = """MARKOV
+6
+2 2 2 2 2 2
+5
+1 0
+2 0 1
+2 1 2
+3 2 3 4
+2 4 5
+
+2 0.3 0.7
+4 2.0 0.5 0.5 2.0
+4 1.0 3.0 3.0 1.0
+8 1.0 0.001 0.001 1.0 0.001 1.0 1.0 0.001
+4 0.2 1.0 1.0 0.2
+"""
+
+
 TINY_TARGETS = {
     "ising1d": lambda: targets.make("ising1d", m=6, beta=0.8, J=1.0, h=0.3, mu=1.0),
     "frustrated_boltzmann": lambda: targets.make("boltzmann"),  # 8 spins, random signs, non-zero fields
@@ -24,4 +43,5 @@ TINY_TARGETS = {
     "spin_glass": lambda: targets.make("spin_glass_3d", size=2, beta=0.7, seed=3),
     "blackbox": _blackbox_target,
     "rbm": lambda: targets.RBM.random(7, 3, seed=2),
+    "markov_network": lambda: targets.make("markov_network", uai_text=TINY_UAI),
 }

@@ -1,0 +1,52 @@
+"""ESS, autocorrelation and exact distances against known answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import targets
+from samplers.diagnostics import autocorrelation, ess, ess_per_chain, exact_distances
+
+
+def ar1(rng, phi, n_chains, n):
+    x = np.zeros((n_chains, n))
+    noise = rng.normal(size=(n_chains, n))
+    for t in range(1, n):
+        x[:, t] = phi * x[:, t - 1] + noise[:, t]
+    return x
+
+
+def test_ess_of_independent_draws_is_about_the_sample_size(rng):
+    draws = rng.normal(size=(4, 2000))
+    assert 0.85 * draws.size < ess(draws) < 1.15 * draws.size
+
+
+def test_ess_of_an_ar1_chain_matches_theory(rng):
+    phi = 0.9
+    draws = ar1(rng, phi, 4, 20_000)
+    expected = draws.size * (1 - phi) / (1 + phi)
+    assert 0.8 * expected < ess(draws) < 1.2 * expected
+    assert ess_per_chain(draws).shape == (4,)
+
+
+def test_autocorrelation_of_ar1_decays_geometrically(rng):
+    rho = autocorrelation(ar1(rng, 0.7, 1, 50_000))[0]
+    np.testing.assert_allclose(rho[:4], 0.7 ** np.arange(4), atol=0.03)
+
+
+def test_ess_edge_cases():
+    assert ess(np.ones((2, 100))) == 0.0
+    with pytest.raises(ValueError, match="at least 4 draws"):
+        ess(np.zeros((2, 3)))
+
+
+def test_exact_distances_are_zero_for_the_target_and_positive_otherwise():
+    target = targets.make("ising1d", m=4)
+    states, log_p = target.enumerate()
+    pi = np.exp(log_p - np.logaddexp.reduce(log_p))
+    exact = exact_distances(states, target, weights=pi)
+    assert exact["tv"] < 1e-12 and abs(exact["kl"]) < 1e-12
+    one_state = exact_distances(states[:1], target)
+    assert one_state["kl"] == pytest.approx(-np.log(pi[0]))
+    assert one_state["tv"] == pytest.approx(1 - pi[0])
