@@ -82,32 +82,24 @@ def describe_parameters(cls: type) -> str:
     return "\n".join(lines)
 
 
+def registry_frame(kind: str, names: list[str], lookup) -> pd.DataFrame:
+    """One row per registered name: name (column ``kind``), class, description, parameters."""
+    columns = [kind, "class", "description", "parameters"]
+    rows = [
+        (name, cls.__name__, first_doc_line(cls), describe_parameters(cls))
+        for name, cls in ((name, lookup(name)) for name in names)
+    ]
+    return pd.DataFrame(rows, columns=columns)
+
+
 def targets_frame() -> pd.DataFrame:
-    """One row per registered target: name, class, description, parameters."""
-    rows = []
-    for name in targets.available():
-        cls = targets.target_class(name)
-        rows.append({
-            "target": name,
-            "class": cls.__name__,
-            "description": first_doc_line(cls),
-            "parameters": describe_parameters(cls),
-        })
-    return pd.DataFrame(rows, columns=["target", "class", "description", "parameters"])
+    """One row per registered target."""
+    return registry_frame("target", targets.available(), targets.target_class)
 
 
 def samplers_frame() -> pd.DataFrame:
-    """One row per registered sampler: name, class, description, parameters."""
-    rows = []
-    for name in samplers.available():
-        cls = samplers.sampler_class(name)
-        rows.append({
-            "sampler": name,
-            "class": cls.__name__,
-            "description": first_doc_line(cls),
-            "parameters": describe_parameters(cls),
-        })
-    return pd.DataFrame(rows, columns=["sampler", "class", "description", "parameters"])
+    """One row per registered sampler."""
+    return registry_frame("sampler", samplers.available(), samplers.sampler_class)
 
 
 def _table(frame: pd.DataFrame) -> pn.widgets.Tabulator:

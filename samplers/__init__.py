@@ -10,10 +10,10 @@ from targets.base import Target
 
 from .balancing import BALANCING, log_balancing
 from .base import Sampler, StepRecord
-from .gibbs import BlockGibbs, Gibbs
+from .gibbs import BlockGibbs
 from .hamming_ball import HammingBall
 from .locally_balanced import GibbsWithGradients, LocallyBalanced
-from .metropolis import Metropolis
+from .single_site import Gibbs, Metropolis
 from .run import Trace, run
 
 _REGISTRY: dict[str, type[Sampler]] = {

@@ -1,12 +1,9 @@
-"""Gibbs samplers: single-site (random or systematic scan) and random-block.
+"""Block Gibbs: x_B redrawn from its conditional on a random block of k sites.
 
-Single site i: x_i is redrawn from its full conditional; with the flip ratio
-Δ_i = log p̃(x^(i)) − log p̃(x) that is a flip with probability σ(Δ_i)
-(the Barker function t/(1+t)). One evaluation per step.
-
-Block Gibbs: k distinct sites chosen uniformly at random, then x_B redrawn
-from its conditional over all 2^k configurations: 2^k evaluations per step
-(the current configuration is scored with the others).
+The k distinct sites are chosen uniformly at random, and the new x_B is drawn
+from p̃(x with x_B = v) over all 2^k configurations v: 2^k evaluations per
+step (the current configuration is scored with the others). Single-site Gibbs
+lives in ``samplers.single_site``.
 """
 
 from __future__ import annotations
@@ -15,9 +12,8 @@ import itertools
 
 import numpy as np
 import param
-from scipy.special import expit, log_expit
 
-from targets.base import all_states, flip
+from targets.base import all_states
 
 from .base import Sampler, log_softmax, sample_categorical
 
@@ -36,38 +32,6 @@ def random_blocks(rng: np.random.Generator, n: int, d: int, k: int) -> np.ndarra
 def all_blocks(d: int, k: int) -> np.ndarray:
     """Every set of k sites out of d, ``(C(d, k), k)`` — the support of ``random_blocks``."""
     return np.array(list(itertools.combinations(range(d), k)), dtype=np.int64).reshape(-1, k)
-
-
-class Gibbs(Sampler):
-    """Single-site Gibbs sampler, random or systematic scan."""
-
-    registry_name = "gibbs"
-    scan = param.Selector(default="random", objects=["random", "systematic"],
-                          doc="Random scan (a uniform site each step) or systematic scan (sites 0, 1, …, d−1 in turn).")
-
-    def _sites(self) -> np.ndarray:
-        n, d = self.states.shape
-        if self.scan == "random":
-            return self.rng.integers(0, d, size=n)
-        return np.full(n, self.n_steps % d)
-
-    def _step(self):
-        n = self.states.shape[0]
-        idx = self._sites()
-        log_ratio = self.target.flip_log_ratio(self.states, idx, self.log_p)
-        accepted = np.log(self.rng.random(n)) < log_expit(log_ratio)
-        old_bits = self.states[np.arange(n), idx]
-        proposed_log_prob = self.log_p + log_ratio
-        self._apply_flips(idx, accepted, log_ratio)
-        return self._single_flip_record(idx, old_bits, accepted, proposed_log_prob)
-
-    def transition_row(self, x):
-        """Kernel of the next step (for systematic scan: of site ``n_steps mod d``)."""
-        d = x.size
-        sites = np.arange(d) if self.scan == "random" else np.array([self.n_steps % d])
-        batch = np.repeat(x[None, :], sites.size, axis=0)
-        log_ratio = self.target.flip_log_ratio(batch, sites, self.target.log_prob(batch))
-        return self._with_stay(x, flip(batch, sites), expit(log_ratio) / sites.size)
 
 
 class BlockGibbs(Sampler):
