@@ -2,11 +2,8 @@
 
 import panel as pn
 
-from dashboard import Catalogue
+from dashboard import create_app
 
-pn.extension("tabulator")
+pn.extension("tabulator", notifications=True)
 
-pn.template.FastListTemplate(
-    title="Discrete-sampler explorer",
-    main=[Catalogue()],
-).servable()
+create_app().template().servable()

@@ -108,6 +108,7 @@ class Sampler(param.Parameterized):
                 raise ValueError(f"init must hold 1 or n_chains={self.n_chains} states; got {states.shape[0]}")
         self.n_evals = 0
         self.n_steps = 0
+        self.last_accepted = np.zeros(self.n_chains, dtype=bool)
         before = self.target.n_evals
         self.states = states.copy()
         self.log_p = self.target.log_prob(self.states)
@@ -127,12 +128,14 @@ class Sampler(param.Parameterized):
         """Advance every chain by one move and return the record of it.
 
         ``record=False`` skips the O(n_chains·d) snapshot of the states and
-        returns ``None``: the move itself costs O(1) per chain on sparse models.
+        returns ``None`` (the acceptance mask is still in ``last_accepted``):
+        the move itself costs O(1) per chain on sparse models.
         """
         before = self.target.n_evals
         moved = self._step()
         self.n_evals += self.target.n_evals - before
         self.n_steps += 1
+        self.last_accepted = moved["accepted"]
         if not record:
             return None
         return StepRecord(

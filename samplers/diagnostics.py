@@ -1,6 +1,6 @@
 """Mixing diagnostics: autocorrelation, effective sample size, exact distances.
 
-ESS is the rank-normalised bulk ESS of Vehtari, Gelman, Simpson, Carpenter &
+ESS (and R̂) are the rank-normalised bulk ESS (split-R̂) of Vehtari, Gelman, Simpson, Carpenter &
 Bürkner (2021, "Rank-normalization, folding, and localization"), computed by
 ``arviz-stats`` over all chains jointly (Geyer's initial monotone sequence on
 the split chains' combined autocorrelation). ``ess_per_chain`` treats every
@@ -32,6 +32,16 @@ def ess(samples: np.ndarray) -> float:
     if np.ptp(samples) == 0:
         return 0.0
     return float(array_stats.ess(samples, chain_axis=0, draw_axis=1, method="bulk"))
+
+
+def rhat(samples: np.ndarray) -> float:
+    """Rank-normalised split-R̂ (Vehtari et al. 2021) of ``(n_chains, n_draws)`` samples."""
+    samples = np.atleast_2d(np.asarray(samples, dtype=np.float64))
+    if samples.shape[1] < 4:
+        raise ValueError(f"R-hat needs at least 4 draws per chain; got {samples.shape[1]}")
+    if np.ptp(samples) == 0:
+        return float("nan")
+    return float(array_stats.rhat(samples, chain_axis=0, draw_axis=1, method="rank"))
 
 
 def ess_per_chain(samples: np.ndarray) -> np.ndarray:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import targets
-from samplers.diagnostics import autocorrelation, ess, ess_per_chain, exact_distances
+from samplers.diagnostics import autocorrelation, ess, ess_per_chain, exact_distances, rhat
 
 
 def ar1(rng, phi, n_chains, n):
@@ -50,3 +50,10 @@ def test_exact_distances_are_zero_for_the_target_and_positive_otherwise():
     one_state = exact_distances(states[:1], target)
     assert one_state["kl"] == pytest.approx(-np.log(pi[0]))
     assert one_state["tv"] == pytest.approx(1 - pi[0])
+
+
+def test_rhat_detects_chains_that_disagree(rng):
+    mixed = rng.normal(size=(4, 1000))
+    assert abs(rhat(mixed) - 1) < 0.01
+    stuck = mixed + np.array([[0.0], [0.0], [3.0], [3.0]])
+    assert rhat(stuck) > 1.5

@@ -1,0 +1,243 @@
+"""The sidebar: presets, target and sampler with their parameters, run settings, run buttons,
+status line, errors, and export/import of configurations.
+
+Widgets hold *draft* values; ``Apply`` turns them into a ``RunConfig`` and asks the
+run model to switch. An invalid draft (bad value, unsupported target/sampler
+pair, unparsable upload) is refused with the reason shown in the page, and the
+previous run keeps going (or stays paused).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+
+import panel as pn
+import param
+
+import samplers
+import targets
+
+from .config import RunConfig
+from .export import trace_csv
+from .forms import ParamForm
+from .presets import load_presets
+from .run_model import RunModel
+from .statistics import LABELS, statistic_names
+from .uploads import UPLOAD_TYPES, parse_upload
+
+#: Target parameters that are edited by upload or JSON rather than by a widget.
+FILE_PARAMETERS = {"uai_text", "J", "h", "evidence", "weights", "visible_bias", "hidden_bias", "fn"}
+
+
+def _si(value: float) -> str:
+    if not math.isfinite(value):
+        return "–"
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{unit}"
+    return f"{value:.3g}" if value != int(value) else f"{int(value)}"
+
+
+class Controls(pn.viewable.Viewer):
+    """Everything in the sidebar, bound to one ``RunModel``."""
+
+    model = param.ClassSelector(class_=RunModel)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._presets = load_presets()
+        self._target_forms: dict[str, ParamForm] = {}
+        self._sampler_forms: dict[str, ParamForm] = {}
+        self._file_params: dict[str, dict] = {}
+
+        self.preset = pn.widgets.Select(name="Preset", options=list(self._presets),
+                                        description="Named configurations that reproduce the papers' experiments.")
+        self.load_preset = pn.widgets.Button(name="Load preset", button_type="primary")
+        self.preset_info = pn.pane.Markdown("", styles={"font-size": "0.85em"})
+
+        self.target = pn.widgets.Select(name="Target", options=targets.available())
+        self.target_params = pn.Column(margin=0, sizing_mode="stretch_width")
+        self.upload = pn.widgets.FileInput(name="Model file", multiple=False)
+        self.upload_note = pn.pane.Markdown("", styles={"font-size": "0.85em"})
+
+        self.sampler = pn.widgets.Select(name="Sampler", options=samplers.available())
+        self.sampler_params = pn.Column(margin=0, sizing_mode="stretch_width")
+
+        config_params = RunConfig.param
+        self.n_chains = pn.widgets.IntInput(name="chains", start=config_params.n_chains.bounds[0],
+                                            end=config_params.n_chains.bounds[1], description=config_params.n_chains.doc)
+        self.seed = pn.widgets.IntInput(name="seed", start=0, end=config_params.seed.bounds[1],
+                                        description=config_params.seed.doc)
+        self.statistic = pn.widgets.Select(name="summary statistic", description="Statistic traced for every chain.")
+        self.speed = pn.widgets.FloatInput(name="speed cap (steps/s, 0 = as fast as possible)", start=0,
+                                           end=config_params.steps_per_second.bounds[1], step=10,
+                                           description=config_params.steps_per_second.doc)
+        self.apply_button = pn.widgets.Button(name="Apply settings (restarts the run)", button_type="primary")
+
+        self.start = pn.widgets.Button(name="Start", button_type="success", width=80)
+        self.pause = pn.widgets.Button(name="Pause", button_type="warning", width=80)
+        self.step = pn.widgets.Button(name="Step", button_type="default", width=70)
+        self.reset = pn.widgets.Button(name="Reset", button_type="default", width=80)
+        self.status = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"font-family": "monospace"})
+        self.alert = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
+
+        self.export_config = pn.widgets.FileDownload(callback=self._config_file, filename="run-config.json",
+                                                     label="Download configuration (JSON)", button_type="light")
+        self.export_traces = pn.widgets.FileDownload(callback=self._traces_file, filename="run-traces.csv",
+                                                     label="Download traces (CSV)", button_type="light")
+        self.import_config = pn.widgets.FileInput(name="Load configuration", accept=".json", multiple=False)
+
+        self.load_preset.on_click(self._on_load_preset)
+        self.preset.param.watch(self._show_preset_info, "value")
+        self.target.param.watch(self._on_target, "value")
+        self.sampler.param.watch(self._on_sampler, "value")
+        self.upload.param.watch(self._on_upload, "value")
+        self.import_config.param.watch(self._on_import, "value")
+        self.apply_button.on_click(lambda event: self.apply())
+        self.speed.param.watch(lambda event: self.model.set_speed(event.new or 0.0), "value")
+        self.start.on_click(lambda event: self.model.start())
+        self.pause.on_click(lambda event: self.model.pause())
+        self.step.on_click(lambda event: self.model.step())
+        self.reset.on_click(lambda event: self.model.reset())
+        self.model.param.watch(self._show_error, "error")
+
+        self.show_config(self.model.config)
+        self._show_preset_info()
+        self.update_status()
+
+    # -- drafts ---------------------------------------------------------------------------
+    def _form(self, forms: dict, name: str, cls) -> ParamForm:
+        if name not in forms:
+            forms[name] = ParamForm(cls)
+        return forms[name]
+
+    def _on_target(self, event=None) -> None:
+        name = self.target.value
+        cls = targets.target_class(name)
+        self.target_params[:] = [self._form(self._target_forms, name, cls).panel]
+        accepted = UPLOAD_TYPES.get(name)
+        self.upload.visible = self.upload_note.visible = bool(accepted)
+        if accepted:
+            self.upload.accept = ",".join(accepted)
+            self.upload_note.object = (f"Upload a model file ({', '.join(accepted)}, ≤ 5 MB); it is applied at once."
+                                       if name not in self._file_params else "Using the uploaded model file.")
+        options = {LABELS[key]: key for key in statistic_names(cls)}
+        self.statistic.options = options
+        if self.statistic.value not in options.values():
+            self.statistic.value = "log_prob"
+
+    def _on_sampler(self, event=None) -> None:
+        name = self.sampler.value
+        self.sampler_params[:] = [self._form(self._sampler_forms, name, samplers.sampler_class(name)).panel]
+
+    def draft(self) -> RunConfig:
+        """The configuration the widgets describe (not yet validated against each other)."""
+        target_form = self._form(self._target_forms, self.target.value, targets.target_class(self.target.value))
+        sampler_form = self._form(self._sampler_forms, self.sampler.value, samplers.sampler_class(self.sampler.value))
+        return RunConfig(
+            target=self.target.value,
+            target_params={**target_form.values(), **self._file_params.get(self.target.value, {})},
+            sampler=self.sampler.value,
+            sampler_params=sampler_form.values(),
+            n_chains=self.n_chains.value,
+            seed=self.seed.value,
+            steps_per_second=self.speed.value or 0.0,
+            statistic=self.statistic.value,
+        )
+
+    def show_config(self, config: RunConfig) -> None:
+        """Set every widget to ``config`` (after a preset or a configuration file was loaded)."""
+        self.target.value = config.target
+        self._on_target()
+        self._target_forms[config.target].set_values(config.target_params)
+        self._file_params[config.target] = {k: v for k, v in config.target_params.items() if k in FILE_PARAMETERS}
+        self.sampler.value = config.sampler
+        self._on_sampler()
+        self._sampler_forms[config.sampler].set_values(config.sampler_params)
+        self.n_chains.value, self.seed.value = config.n_chains, config.seed
+        self.speed.value, self.statistic.value = config.steps_per_second, config.statistic
+
+    # -- actions ------------------------------------------------------------------------------
+    def apply(self, config: RunConfig | None = None) -> bool:
+        """Switch the run to ``config`` (default: the widgets' draft); on failure the message is shown."""
+        try:
+            config = config or self.draft()
+        except ValueError as error:
+            self.model.error = str(error)
+            return False
+        return self.model.apply(config)
+
+    def _on_load_preset(self, event=None) -> None:
+        config = self._presets[self.preset.value].run_config()
+        if self.apply(config):
+            self.show_config(config)
+
+    def _show_preset_info(self, event=None) -> None:
+        preset = self._presets.get(self.preset.value)
+        self.preset_info.object = preset.description if preset else ""
+
+    def _on_upload(self, event) -> None:
+        if event.new is None:
+            return
+        try:
+            params = parse_upload(self.target.value, self.upload.filename or "", event.new)
+        except ValueError as error:
+            self.model.error = str(error)
+            return
+        previous = self._file_params.get(self.target.value)
+        self._file_params[self.target.value] = params
+        if self.apply():
+            self.upload_note.object = f"Using uploaded **{self.upload.filename}** (d = {self.model.target.dim})."
+        elif previous is None:
+            self._file_params.pop(self.target.value)
+        else:
+            self._file_params[self.target.value] = previous
+
+    def _on_import(self, event) -> None:
+        if event.new is None:
+            return
+        try:
+            config = RunConfig.from_json(event.new)
+        except ValueError as error:
+            self.model.error = str(error)
+            return
+        if self.apply(config):
+            self.show_config(config)
+
+    def _config_file(self) -> io.StringIO:
+        return io.StringIO(self.model.config.to_json())
+
+    def _traces_file(self) -> io.StringIO:
+        return io.StringIO(trace_csv(self.model.buffer.history()))
+
+    def _show_error(self, event) -> None:
+        self.alert.object = event.new
+        self.alert.visible = bool(event.new)
+
+    # -- status ----------------------------------------------------------------------------------
+    def update_status(self) -> None:
+        m = self.model
+        state = "running" if m.running else "paused"
+        self.status.object = (
+            f"**{state}** · steps {m.n_steps:,} · evaluations {_si(m.n_evals)} · "
+            f"{_si(m.steps_per_second)} steps/s · acceptance {_si(m.acceptance)} · {m.seconds:.1f} s sampling"
+        )
+
+    def __panel__(self):
+        return pn.Column(
+            self.alert,
+            pn.Row(self.start, self.pause, self.step, self.reset),
+            self.status,
+            pn.layout.Divider(),
+            self.preset, self.load_preset, self.preset_info,
+            pn.layout.Divider(),
+            self.target, self.target_params, self.upload, self.upload_note,
+            self.sampler, self.sampler_params,
+            self.n_chains, self.seed, self.statistic, self.apply_button,
+            self.speed,
+            pn.layout.Divider(),
+            self.export_config, self.export_traces, self.import_config,
+            sizing_mode="stretch_width",
+        )
+

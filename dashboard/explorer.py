@@ -1,0 +1,121 @@
+"""The explorer: one run model, its controls and live views, and the periodic flush.
+
+``create_app()`` builds an ``Explorer`` for the current session (server or
+notebook). One periodic callback per session (``refresh_ms``, default 100 ms)
+drains the run's buffer and updates the hot views (status, lattice, traces)
+inside ``pn.io.hold()``; the slow views (diagnostics, balancing function) are
+refreshed about once a second. When a served session ends, its sampler thread
+is stopped and joined. In a notebook call ``explorer.close()`` when done.
+"""
+
+from __future__ import annotations
+
+import time
+
+import panel as pn
+import param
+
+from .balancing_view import BalancingView
+from .catalogue import Catalogue
+from .config import RunConfig
+from .controls import Controls
+from .diagnostics_view import DiagnosticsView
+from .lattice_view import LatticeView
+from .run_model import RunModel
+from .trace_view import TraceView
+
+SLOW_VIEW_SECONDS = 1.0
+
+
+class Explorer(pn.viewable.Viewer):
+    """The whole dashboard for one session."""
+
+    refresh_ms = param.Integer(100, bounds=(20, 5000), doc="Period of the plot refresh (ms).")
+
+    def __init__(self, config: RunConfig | None = None, **params):
+        super().__init__(**params)
+        self.model = RunModel(config)
+        self.controls = Controls(model=self.model)
+        self.lattice = LatticeView(model=self.model)
+        self.traces = TraceView(model=self.model)
+        self.balancing = BalancingView(model=self.model)
+        self.diagnostics = DiagnosticsView(model=self.model)
+        self.refresh = pn.widgets.IntInput.from_param(self.param.refresh_ms, name="plot refresh period (ms)")
+        self._balancing_card = pn.Card(self.balancing, title="Balancing function", sizing_mode="stretch_width")
+        self._callback = None
+        self._last_slow = 0.0
+        self.flush_seconds: list[float] = []
+        self.model.param.watch(self._on_config, "config")
+        self._on_config()
+
+    def _on_config(self, *events) -> None:
+        self._balancing_card.visible = self.balancing.applies
+
+    @param.depends("refresh_ms", watch=True)
+    def _on_refresh_period(self) -> None:
+        if self._callback is not None:
+            self._callback.period = self.refresh_ms
+
+    def start_updates(self) -> None:
+        """Start this session's periodic flush (idempotent)."""
+        if self._callback is None:
+            self._callback = pn.state.add_periodic_callback(self.flush, period=self.refresh_ms)
+
+    def flush(self) -> None:
+        """Move what the sampler produced since the last flush into the plots."""
+        started = time.perf_counter()
+        drained = self.model.poll()
+        with pn.io.hold():
+            self.controls.update_status()
+            self.lattice.update(drained)
+            self.traces.update(drained)
+            if started - self._last_slow >= SLOW_VIEW_SECONDS:
+                self._last_slow = started
+                self.diagnostics.refresh()
+                self.balancing.refresh()
+        self.flush_seconds.append(time.perf_counter() - started)
+        del self.flush_seconds[:-1000]
+
+    def close(self, *args) -> None:
+        """Stop the flush and the sampler thread (called when the session ends)."""
+        if self._callback is not None:
+            self._callback.stop()
+            self._callback = None
+        self.model.close()
+
+    def main_area(self) -> pn.viewable.Viewable:
+        return pn.Column(
+            pn.Card(self.lattice, title="Lattice", sizing_mode="stretch_width"),
+            pn.Card(self.traces, title="Traces", sizing_mode="stretch_width"),
+            pn.Row(
+                pn.Card(self.diagnostics, title="Diagnostics", sizing_mode="stretch_width"),
+                self._balancing_card,
+                sizing_mode="stretch_width",
+            ),
+            pn.Card(Catalogue(), title="All targets and samplers", collapsed=True, sizing_mode="stretch_width"),
+            sizing_mode="stretch_width",
+        )
+
+    def sidebar(self) -> pn.viewable.Viewable:
+        return pn.Column(self.controls, self.refresh, sizing_mode="stretch_width")
+
+    def template(self) -> pn.template.FastListTemplate:
+        return pn.template.FastListTemplate(
+            title="Discrete-sampler explorer",
+            sidebar=[self.sidebar()],
+            main=[self.main_area()],
+            sidebar_width=380,
+        )
+
+    def __panel__(self):
+        return pn.Row(pn.Column(self.sidebar(), width=380), self.main_area(), sizing_mode="stretch_width")
+
+
+def create_app(config: RunConfig | None = None, **params) -> Explorer:
+    """An ``Explorer`` with its refresh running; in a served session, closed with the session."""
+    explorer = Explorer(config, **params)
+    explorer.start_updates()
+    document = pn.state.curdoc
+    if document is not None and document.session_context is not None:
+        pn.state.on_session_destroyed(explorer.close)
+    return explorer

@@ -1,0 +1,264 @@
+"""A live run: one sampler thread per session, controlled by start/pause/step/reset.
+
+``RunModel`` owns the target, the sampler and a background thread that steps
+the sampler and writes into a bounded ``TraceBuffer``. It never touches Panel
+or Bokeh: views call ``poll()`` from their own periodic callback, which drains
+the buffer and refreshes the model's status parameters there (on the UI side),
+so param events never fire from the sampler thread.
+
+Threading: one ``threading.Lock`` guards the sampler. The thread holds it for
+one chunk of steps (≤ 20 ms or 256 steps), then releases it. A plain lock is
+not fair — a thread that releases and re-acquires it in a loop can starve
+others — so UI-side operations announce themselves (``_exclusive``) and the
+sampler thread waits for them before its next chunk: pause, reset and a
+configuration change wait at most one chunk. Reads for display never take the
+sampler lock; they use the buffer's snapshots. ``close()`` stops and joins the
+thread; the dashboard calls it when the browser session ends.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import contextmanager
+
+import numpy as np
+import param
+
+from samplers.diagnostics import ess, rhat
+
+from .buffer import Chunk, Drained, TraceBuffer
+from .config import RunConfig
+from .statistics import available_statistics
+
+#: Longest a chunk of steps holds the sampler lock (seconds) and most steps in it.
+CHUNK_SECONDS = 0.02
+CHUNK_STEPS = 256
+
+
+class RunModel(param.Parameterized):
+    """A configured sampler run with a background thread; headless and thread-safe."""
+
+    config = param.ClassSelector(class_=RunConfig, doc="The configuration being run.")
+    running = param.Boolean(False, doc="Whether the sampler thread is stepping.")
+    error = param.String("", doc="Why the last change was refused ('' when it was accepted).")
+    n_steps = param.Integer(0, doc="Steps taken (as of the last poll).")
+    n_evals = param.Integer(0, doc="Target evaluations (as of the last poll).")
+    seconds = param.Number(0.0, doc="Time spent sampling, pauses excluded.")
+    steps_per_second = param.Number(0.0, doc="Measured sampling speed.")
+    acceptance = param.Number(float("nan"), doc="Acceptance rate over the recent window.")
+
+    def __init__(self, config: RunConfig | None = None, **params):
+        config = config or RunConfig()
+        super().__init__(config=config, **params)
+        self._lock = threading.Lock()
+        self._go = threading.Event()
+        self._closing = False
+        self._pending_steps = 0
+        self._thread: threading.Thread | None = None
+        self._ui_waiting = 0
+        self._rate_reference = (0, time.perf_counter())
+        self._install(*config.build(), config)
+
+    # -- configuration ------------------------------------------------------------------
+    def _install(self, target, sampler, config) -> None:
+        """Make (target, sampler, config) current and restart the traces (lock held or not yet started)."""
+        self.target, self.sampler, self._config = target, sampler, config
+        self._statistic = available_statistics(target)[config.statistic]
+        self.buffer = TraceBuffer(sampler.n_chains)
+        self._active_seconds = 0.0
+        self._pace_origin = None
+        self.buffer.push(self._chunk_of([self._row()]), sampler.states)
+
+    @contextmanager
+    def _exclusive(self):
+        """Hold the sampler lock from the UI side, ahead of the sampler thread's next chunk."""
+        self._ui_waiting += 1
+        try:
+            with self._lock:
+                yield
+        finally:
+            self._ui_waiting -= 1
+
+    def apply(self, config: RunConfig) -> bool:
+        """Switch to ``config`` (a fresh run). If it is invalid, keep the current run and set ``error``."""
+        try:
+            target, sampler = config.build()
+        except ValueError as error:
+            self.error = str(error)
+            return False
+        with self._exclusive():
+            self._install(target, sampler, config)
+        self.param.update(config=config, error="")  # watchers run outside the lock
+        return True
+
+    def reset(self) -> None:
+        """Restart the current configuration from its seed (the same run again)."""
+        self.apply(self.config)
+
+    # -- control ----------------------------------------------------------------------------
+    def start(self) -> None:
+        self._ensure_thread()
+        with self._exclusive():
+            self.running = True
+            self._pace_origin = None
+        self._go.set()
+
+    def pause(self) -> None:
+        with self._exclusive():
+            self.running = False
+            self._pending_steps = 0
+            self._go.clear()
+
+    def step(self, n: int = 1) -> None:
+        """Take ``n`` more steps in the background, then stop."""
+        self._ensure_thread()
+        with self._exclusive():
+            self._pending_steps += n
+        self._go.set()
+
+    def set_speed(self, steps_per_second: float) -> None:
+        """Change the speed cap live (0 = as fast as possible); the run goes on."""
+        with self._exclusive():
+            self._config.steps_per_second = steps_per_second
+            self._pace_origin = None
+
+    def close(self) -> None:
+        """Stop and join the sampler thread (idempotent)."""
+        self._closing = True
+        self._go.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self.running = False
+
+    @property
+    def thread_alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Block until pending single steps are done (for tests and scripts)."""
+        end = time.perf_counter() + timeout
+        while time.perf_counter() < end:
+            with self._exclusive():
+                if self._pending_steps == 0:
+                    return True
+            time.sleep(0.005)
+        return False
+
+    # -- the sampler thread -------------------------------------------------------------------
+    def _ensure_thread(self) -> None:
+        if self._closing:
+            raise RuntimeError("this run has been closed")
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="sampler", daemon=True)
+            self._thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            self._go.wait()
+            if self._closing:
+                return
+            wait = self._pace_wait()
+            if wait > 0:
+                time.sleep(min(wait, 0.05))
+                continue
+            while self._ui_waiting:
+                time.sleep(0.0005)
+            with self._lock:
+                if not self.running and self._pending_steps == 0:
+                    self._go.clear()
+                    continue
+                self._advance_chunk()
+
+    def _pace_wait(self) -> float:
+        """Seconds to wait before the next step to respect the speed cap (0 if none)."""
+        cap = self._config.steps_per_second
+        if not cap or self._pace_origin is None or not self.running:
+            return 0.0
+        origin_time, origin_steps = self._pace_origin
+        due = origin_time + (self.sampler.n_steps - origin_steps) / cap
+        return due - time.perf_counter()
+
+    def _row(self) -> tuple:
+        s = self.sampler
+        return (s.n_steps, s.n_evals, self._active_seconds, s.log_p.copy(),
+                self._statistic(s.states, s.log_p), int(s.last_accepted.sum()))
+
+    @staticmethod
+    def _chunk_of(rows: list[tuple]) -> Chunk:
+        step, n_evals, seconds, log_prob, statistic, accepted = zip(*rows)
+        return Chunk(np.array(step), np.array(n_evals), np.array(seconds), np.array(log_prob),
+                     np.array(statistic, dtype=np.float64), np.array(accepted))
+
+    def _advance_chunk(self) -> None:
+        """Run steps for up to one chunk (lock held), then push them to the buffer."""
+        chunk_start = last = time.perf_counter()
+        if self._pace_origin is None:
+            self._pace_origin = (chunk_start, self.sampler.n_steps)
+        rows = []
+        while len(rows) < CHUNK_STEPS and last - chunk_start < CHUNK_SECONDS:
+            if not self.running:
+                if self._pending_steps == 0:
+                    break
+                self._pending_steps -= 1
+            elif self._pace_wait() > 0:
+                break
+            self.sampler.step(record=False)
+            now = time.perf_counter()
+            self._active_seconds += now - last
+            last = now
+            rows.append(self._row())
+        if rows:
+            self.buffer.push(self._chunk_of(rows), self.sampler.states)
+
+    # -- reading (UI side) ----------------------------------------------------------------------
+    def poll(self) -> Drained:
+        """Drain the buffer and refresh the status parameters; call from the UI's periodic callback."""
+        drained = self.buffer.drain()
+        now = time.perf_counter()
+        previous_steps, previous_time = self._rate_reference
+        if drained.n_steps < previous_steps:  # a reset happened
+            previous_steps = 0
+        elapsed = now - previous_time
+        if elapsed >= 0.5 or drained.n_steps < self.n_steps:
+            rate = (drained.n_steps - previous_steps) / elapsed if self.running else 0.0
+            self._rate_reference = (drained.n_steps, now)
+            self.steps_per_second = max(rate, 0.0)
+        self.param.update(n_steps=drained.n_steps, n_evals=drained.n_evals, seconds=drained.seconds,
+                          acceptance=drained.acceptance)
+        return drained
+
+    def diagnostics(self) -> dict:
+        """Mixing diagnostics of the statistic over the recent window (full resolution).
+
+        ESS and R̂ are the rank-normalised estimators of Vehtari et al. (2021)
+        over all chains; per-evaluation and per-second rates divide by the
+        evaluations and sampling time spent inside the window.
+        """
+        recent = self.buffer.recent()
+        n = len(recent["step"])
+        result = {"window (steps)": n, "acceptance": float("nan"), "ESS": float("nan"), "R-hat": float("nan"),
+                  "ESS per 1000 evaluations": float("nan"), "ESS per second": float("nan")}
+        if n < 8:
+            return result
+        draws = recent["statistic"].T
+        value = ess(draws)
+        evals = recent["n_evals"][-1] - recent["n_evals"][0]
+        seconds = recent["seconds"][-1] - recent["seconds"][0]
+        result.update({
+            "acceptance": float(recent["accepted"][1:].sum() / ((n - 1) * self.sampler.n_chains)),
+            "ESS": value,
+            "R-hat": rhat(draws) if self.sampler.n_chains > 1 else float("nan"),
+            "ESS per 1000 evaluations": 1000 * value / evals if evals else float("nan"),
+            "ESS per second": value / seconds if seconds > 0 else float("nan"),
+        })
+        return result
+
+    @property
+    def has_balancing_function(self) -> bool:
+        return hasattr(self.sampler, "log_g")
+
+    def balancing_curve(self, log_t: np.ndarray) -> np.ndarray:
+        """log g(t) of the current sampler's (possibly learned) balancing function."""
+        with self._exclusive():
+            return np.asarray(self.sampler.log_g(log_t), dtype=np.float64)

@@ -1,0 +1,80 @@
+"""Parse a user's uploaded model files safely, with a size limit (model code, no Panel).
+
+* ``.uai`` — a Markov network for ``markov_network`` (text, parsed by ``targets.uai``);
+* ``.npz`` — couplings for ``boltzmann``: an array ``J`` (d × d) and optionally ``h``
+  (loaded with ``allow_pickle=False``: no code in the file can run);
+* ``.csv`` — couplings for ``boltzmann``: a d × d matrix J, or d × (d + 1) with h as
+  the last column.
+
+Each parser returns the target parameters to merge into the configuration and
+raises ``ValueError`` with the reason when the file is unusable.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import numpy as np
+
+from targets.uai import parse_uai
+
+#: Largest accepted upload (bytes).
+MAX_UPLOAD_BYTES = 5_000_000
+#: Which targets take which file types.
+UPLOAD_TYPES = {"markov_network": (".uai",), "boltzmann": (".npz", ".csv")}
+
+
+def _check_size(data: bytes) -> None:
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise ValueError(f"the file is {len(data):,} bytes; the limit is {MAX_UPLOAD_BYTES:,}")
+    if not data:
+        raise ValueError("the file is empty")
+
+
+def parse_upload(target: str, filename: str, data: bytes) -> dict:
+    """Target parameters from an uploaded file for ``target``."""
+    _check_size(data)
+    suffix = filename[filename.rfind("."):].lower() if "." in filename else ""
+    allowed = UPLOAD_TYPES.get(target, ())
+    if suffix not in allowed:
+        expected = ", ".join(allowed) if allowed else "no files"
+        raise ValueError(f"{target} accepts {expected}; got {filename!r}")
+    if suffix == ".uai":
+        try:
+            text = data.decode("ascii")
+        except UnicodeDecodeError:
+            raise ValueError(f"{filename}: a .uai file must be plain ASCII text") from None
+        parse_uai(text)  # validate now, so the error names the file's line and token
+        return {"uai_text": text}
+    if suffix == ".npz":
+        return _couplings_from_npz(filename, data)
+    return _couplings_from_csv(filename, data)
+
+
+def _couplings_from_npz(filename: str, data: bytes) -> dict:
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as archive:
+            if "J" not in archive.files:
+                raise ValueError(f"{filename}: the archive must contain an array named 'J' (found {archive.files})")
+            params = {"J": np.array(archive["J"], dtype=np.float64)}
+            if "h" in archive.files:
+                params["h"] = np.array(archive["h"], dtype=np.float64)
+    except (zipfile.BadZipFile, OSError, EOFError) as error:
+        raise ValueError(f"{filename}: not a readable .npz archive ({error})") from None
+    except ValueError as error:
+        raise ValueError(f"{filename}: {error}") from None
+    return params
+
+
+def _couplings_from_csv(filename: str, data: bytes) -> dict:
+    try:
+        matrix = np.loadtxt(io.StringIO(data.decode("utf-8")), delimiter=",", ndmin=2)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ValueError(f"{filename}: not a numeric CSV matrix ({error})") from None
+    rows, cols = matrix.shape
+    if cols == rows:
+        return {"J": matrix}
+    if cols == rows + 1:
+        return {"J": matrix[:, :-1], "h": matrix[:, -1]}
+    raise ValueError(f"{filename}: expected a d × d matrix J or d × (d + 1) with h last; got {rows} × {cols}")
