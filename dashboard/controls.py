@@ -51,42 +51,42 @@ class Controls(pn.viewable.Viewer):
         self._sampler_forms: dict[str, ParamForm] = {}
         self._file_params: dict[str, dict] = {}
 
-        self.preset = pn.widgets.Select(name="Preset", options=list(self._presets),
+        self.preset = pn.widgets.Select(label="Preset", options=list(self._presets),
                                         description="Named configurations that reproduce the papers' experiments.")
-        self.load_preset = pn.widgets.Button(name="Load preset", button_type="primary")
+        self.load_preset = pn.widgets.Button(label="Load preset", color="primary")
         self.preset_info = pn.pane.Markdown("", styles={"font-size": "0.85em"})
 
-        self.target = pn.widgets.Select(name="Target", options=targets.available())
+        self.target = pn.widgets.Select(label="Target", options=targets.available())
         self.target_params = pn.Column(margin=0, sizing_mode="stretch_width")
-        self.upload = pn.widgets.FileInput(name="Model file", multiple=False)
+        self.upload = pn.widgets.FileInput(label="Model file", multiple=False)
         self.upload_note = pn.pane.Markdown("", styles={"font-size": "0.85em"})
 
-        self.sampler = pn.widgets.Select(name="Sampler", options=samplers.available())
+        self.sampler = pn.widgets.Select(label="Sampler", options=samplers.available())
         self.sampler_params = pn.Column(margin=0, sizing_mode="stretch_width")
 
         config_params = RunConfig.param
-        self.n_chains = pn.widgets.IntInput(name="chains", start=config_params.n_chains.bounds[0],
+        self.n_chains = pn.widgets.IntInput(label="chains", start=config_params.n_chains.bounds[0],
                                             end=config_params.n_chains.bounds[1], description=config_params.n_chains.doc)
-        self.seed = pn.widgets.IntInput(name="seed", start=0, end=config_params.seed.bounds[1],
+        self.seed = pn.widgets.IntInput(label="seed", start=0, end=config_params.seed.bounds[1],
                                         description=config_params.seed.doc)
-        self.statistic = pn.widgets.Select(name="summary statistic", description="Statistic traced for every chain.")
-        self.speed = pn.widgets.FloatInput(name="speed cap (steps/s, 0 = as fast as possible)", start=0,
+        self.statistic = pn.widgets.Select(label="summary statistic", description="Statistic traced for every chain.")
+        self.speed = pn.widgets.FloatInput(label="speed cap (steps/s, 0 = as fast as possible)", start=0,
                                            end=config_params.steps_per_second.bounds[1], step=10,
                                            description=config_params.steps_per_second.doc)
-        self.apply_button = pn.widgets.Button(name="Apply settings (restarts the run)", button_type="primary")
+        self.apply_button = pn.widgets.Button(label="Apply settings (restarts the run)", color="primary")
 
-        self.start = pn.widgets.Button(name="Start", button_type="success", width=80)
-        self.pause = pn.widgets.Button(name="Pause", button_type="warning", width=80)
-        self.step = pn.widgets.Button(name="Step", button_type="default", width=70)
-        self.reset = pn.widgets.Button(name="Reset", button_type="default", width=80)
+        self.start = pn.widgets.Button(label="Start", color="success", width=80)
+        self.pause = pn.widgets.Button(label="Pause", color="warning", width=80)
+        self.step = pn.widgets.Button(label="Step", color="default", width=70)
+        self.reset = pn.widgets.Button(label="Reset", color="default", width=80)
         self.status = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"font-family": "monospace"})
         self.alert = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
 
         self.export_config = pn.widgets.FileDownload(callback=self._config_file, filename="run-config.json",
-                                                     label="Download configuration (JSON)", button_type="light")
+                                                     label="Download configuration (JSON)", color="light")
         self.export_traces = pn.widgets.FileDownload(callback=self._traces_file, filename="run-traces.csv",
-                                                     label="Download traces (CSV)", button_type="light")
-        self.import_config = pn.widgets.FileInput(name="Load configuration", accept=".json", multiple=False)
+                                                     label="Download traces (CSV)", color="light")
+        self.import_config = pn.widgets.FileInput(label="Load configuration", accept=".json", multiple=False)
 
         self.load_preset.on_click(self._on_load_preset)
         self.preset.param.watch(self._show_preset_info, "value")

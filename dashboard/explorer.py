@@ -40,7 +40,7 @@ class Explorer(pn.viewable.Viewer):
         self.traces = TraceView(model=self.model)
         self.balancing = BalancingView(model=self.model)
         self.diagnostics = DiagnosticsView(model=self.model)
-        self.refresh = pn.widgets.IntInput.from_param(self.param.refresh_ms, name="plot refresh period (ms)")
+        self.refresh = pn.widgets.IntInput.from_param(self.param.refresh_ms, label="plot refresh period (ms)")
         self._balancing_card = pn.Card(self.balancing, title="Balancing function", sizing_mode="stretch_width")
         self._callback = None
         self._last_slow = 0.0

@@ -20,15 +20,15 @@ def _widget(name: str, spec: param.Parameter, value):
     label = name.replace("_", " ")
     doc = " ".join((spec.doc or "").split())
     if isinstance(spec, param.Boolean):
-        return pn.widgets.Checkbox(name=label, value=bool(value))
+        return pn.widgets.Checkbox(label=label, value=bool(value))
     if isinstance(spec, param.Selector):
-        return pn.widgets.Select(name=label, options=list(spec.objects), value=value, description=doc)
+        return pn.widgets.Select(label=label, options=list(spec.objects), value=value, description=doc)
     if isinstance(spec, param.Integer):
         lo, hi = spec.bounds or (None, None)
-        return pn.widgets.IntInput(name=label, value=value, start=lo, end=hi, description=doc)
+        return pn.widgets.IntInput(label=label, value=value, start=lo, end=hi, description=doc)
     if isinstance(spec, param.Number):
         lo, hi = spec.bounds or (None, None)
-        return pn.widgets.FloatInput(name=label, value=value, start=lo, end=hi, description=doc)
+        return pn.widgets.FloatInput(label=label, value=value, start=lo, end=hi, description=doc)
     return None
 
 

@@ -65,10 +65,10 @@ class LatticeView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.chain = pn.widgets.IntInput(name="chain shown", value=0, start=0, width=110,
+        self.chain = pn.widgets.IntInput(label="chain shown", value=0, start=0, width=110,
                                          description="Index of the chain drawn in the lattice view.")
-        self.depth = pn.widgets.IntSlider(name="slice (3-D lattice)", value=0, start=0, end=1, width=200)
-        self.show_mean = pn.widgets.Checkbox(name="show running mean (marginals)", value=False)
+        self.depth = pn.widgets.IntSlider(label="slice (3-D lattice)", value=0, start=0, end=1, width=200)
+        self.show_mean = pn.widgets.Checkbox(label="show running mean (marginals)", value=False)
         self._state_source = ColumnDataSource({"image": [np.zeros((1, 1))]})
         self._mean_source = ColumnDataSource({"image": [np.zeros((1, 1))]})
         self._layout = pn.Column(sizing_mode="stretch_width")

@@ -150,7 +150,7 @@ class RunModel(param.Parameterized):
         if self._closing:
             raise RuntimeError("this run has been closed")
         if self._thread is None:
-            self._thread = threading.Thread(target=self._loop, name="sampler", daemon=True)
+            self._thread = threading.Thread(target=self._loop, name=f"sampler-{id(self):x}", daemon=True)
             self._thread.start()
 
     def _loop(self) -> None:

@@ -39,8 +39,8 @@ class TraceView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.x_axis = pn.widgets.RadioButtonGroup(name="x axis", options=list(X_AXES), value="steps",
-                                                  button_type="light")
+        self.x_axis = pn.widgets.RadioButtonGroup(label="x axis", options=list(X_AXES), value="steps",
+                                                  color="light")
         self.x_axis.param.watch(self._on_x_axis, "value")
         self._layout = pn.Column(sizing_mode="stretch_width")
         self.model.param.watch(self._rebuild, "config")
@@ -49,7 +49,9 @@ class TraceView(pn.viewable.Viewer):
     def _rebuild(self, *events) -> None:
         n_lines = min(self.model.sampler.n_chains, MAX_LINES)
         self._n_lines = n_lines
-        self.source = ColumnDataSource(history_columns(self.model.buffer.history(), n_lines))
+        # Start empty: the next drain of the (fresh) buffer delivers every point from step 0.
+        empty = {key: np.zeros((0,) + column.shape[1:]) for key, column in self.model.buffer.history().items()}
+        self.source = ColumnDataSource(history_columns(empty, n_lines))
         x_field = X_AXES[self.x_axis.value]
         statistic = self.model.config.statistic
         self._figures = [self._figure("log p̃(x)", "lp", x_field)]

@@ -53,6 +53,8 @@ def parse_upload(target: str, filename: str, data: bytes) -> dict:
 
 
 def _couplings_from_npz(filename: str, data: bytes) -> dict:
+    if not data.startswith(b"PK"):  # an .npz is a zip archive; anything else np.load would try to unpickle
+        raise ValueError(f"{filename}: not a readable .npz archive (no zip header)")
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as archive:
             if "J" not in archive.files:

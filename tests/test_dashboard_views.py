@@ -1,0 +1,159 @@
+"""The dashboard's views without a server: the periodic flush is driven by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dashboard.config import RunConfig
+from dashboard.explorer import Explorer
+from dashboard.lattice_view import as_image
+from tests.tiny import TINY_UAI
+
+
+def make_explorer(**overrides) -> Explorer:
+    values = dict(target="ising_segmentation", target_params={"size": 10}, sampler="locally_balanced",
+                  sampler_params={"balancing": "sqrt"}, n_chains=4, seed=1, statistic="agreement")
+    values.update(overrides)
+    return Explorer(RunConfig(**values))
+
+
+@pytest.fixture
+def explorer():
+    app = make_explorer()
+    yield app
+    app.close()
+
+
+def advance(app: Explorer, n: int) -> None:
+    app.model.step(n)
+    assert app.model.wait_idle()
+    app.flush()
+
+
+def test_flush_moves_steps_into_status_lattice_and_traces(explorer):
+    advance(explorer, 25)
+    assert "steps 25" in explorer.controls.status.object
+    source = explorer.traces.source
+    assert source.data["step"].tolist() == list(range(26))
+    np.testing.assert_array_equal(source.data["st0"], explorer.model.buffer.history()["statistic"][:, 0])
+    image = explorer.lattice._state_source.data["image"][0]
+    np.testing.assert_array_equal(image, explorer.model.sampler.states[0].reshape(10, 10))
+    advance(explorer, 5)
+    assert source.data["step"].tolist() == list(range(31))
+
+
+def test_lattice_shows_the_chosen_chain_and_segmentation_inputs(explorer):
+    advance(explorer, 3)
+    explorer.lattice.chain.value = 2
+    image = explorer.lattice._state_source.data["image"][0]
+    np.testing.assert_array_equal(image, explorer.model.sampler.states[2].reshape(10, 10))
+    titles = [pane.object.title.text for pane in explorer.lattice._figures]
+    assert titles == ["current state", "ground truth", "noisy observation y"]
+    explorer.lattice.show_mean.value = True
+    titles = [pane.object.title.text for pane in explorer.lattice._figures]
+    assert titles[:2] == ["current state", "running mean"]
+    mean = explorer.lattice._mean_source.data["image"][0]
+    assert np.all((mean >= 0) & (mean <= 1))
+
+
+def test_a_3d_lattice_is_drawn_slice_by_slice():
+    app = make_explorer(target="ising_lattice", target_params={"size": 4, "ndim": 3}, statistic="magnetisation")
+    try:
+        advance(app, 2)
+        assert app.lattice.depth.visible and app.lattice.depth.end == 3
+        app.lattice.depth.value = 2
+        np.testing.assert_array_equal(app.lattice._state_source.data["image"][0],
+                                      app.model.sampler.states[0].reshape(4, 4, 4)[2])
+    finally:
+        app.close()
+
+
+def test_other_targets_are_drawn_as_a_grid_of_bits():
+    target = RunConfig(target="ising1d", target_params={"m": 7}).build_target()
+    image = as_image(np.arange(7) % 2, target)
+    assert image.shape == (3, 3) and np.isnan(image[2, 1:]).all()
+
+
+def test_x_axis_toggle_switches_to_evaluations(explorer):
+    explorer.traces.x_axis.value = "target evaluations"
+    glyphs = [r.glyph for fig in explorer.traces._figures for r in fig.renderers]
+    assert glyphs and all(glyph.x == "n_evals" for glyph in glyphs)
+
+
+def test_views_that_do_not_apply_are_hidden(explorer):
+    assert explorer._balancing_card.visible
+    assert explorer.controls.apply(RunConfig(target="ising1d", sampler="metropolis", statistic="log_prob"))
+    assert not explorer._balancing_card.visible
+    assert len(explorer.traces._figures) == 1  # statistic is log p̃ itself: one trace plot
+
+
+def test_balancing_view_draws_the_samplers_function(explorer):
+    explorer.balancing.refresh()
+    overlay = explorer.balancing._pane.object
+    current = [element for element in overlay if "current" in element.label][0]
+    t, g = current.dimension_values(0), current.dimension_values(1)
+    np.testing.assert_allclose(g, np.sqrt(t), rtol=1e-12)
+
+
+def test_diagnostics_table_fills_after_a_run(explorer):
+    advance(explorer, 200)
+    explorer.diagnostics.refresh()
+    table = explorer.diagnostics._table.object
+    assert list(table["diagnostic"]) == ["window (steps)", "acceptance", "ESS", "R-hat",
+                                         "ESS per 1000 evaluations", "ESS per second"]
+    assert table["value"][0] == "201"
+
+
+def test_invalid_settings_show_a_message_and_keep_the_run(explorer):
+    advance(explorer, 10)
+    controls = explorer.controls
+    controls.target.value = "markov_network"
+    controls.sampler.value = "gwg"
+    assert not controls.apply()
+    assert controls.alert.visible and "differentiable" in controls.alert.object
+    assert explorer.model.config.target == "ising_segmentation" and explorer.model.poll().n_steps == 10
+    controls.sampler.value = "metropolis"
+    assert controls.apply()
+    assert not controls.alert.visible and explorer.model.target.dim == 100
+
+
+def test_presets_load_into_the_widgets(explorer):
+    controls = explorer.controls
+    name = next(n for n in controls._presets if n.startswith("1D Ising"))
+    controls.preset.value = name
+    controls._on_load_preset()
+    assert controls.target.value == "ising1d" and controls.sampler.value == "metropolis"
+    assert explorer.model.config.n_chains == 20 and controls.n_chains.value == 20
+    assert controls.draft().to_dict() == explorer.model.config.to_dict()
+
+
+def test_upload_and_configuration_import(explorer):
+    controls = explorer.controls
+    controls.target.value = "markov_network"
+    controls.sampler.value = "gibbs"
+    controls.upload.filename = "tiny.uai"
+    controls.upload.value = TINY_UAI.encode()
+    assert explorer.model.target.dim == 6 and "tiny.uai" in controls.upload_note.object
+    controls.upload.filename = "broken.uai"
+    controls.upload.value = b"MARKOV\n2\n2 2\n1\n1 7\n"
+    assert "line" in controls.alert.object and explorer.model.target.dim == 6
+    exported = controls._config_file().read()
+    controls.import_config.value = b"{broken"
+    assert "not valid JSON" in controls.alert.object
+    controls.import_config.value = exported.encode()
+    assert not controls.alert.visible and explorer.model.config.to_json() == exported
+
+
+def test_traces_download_is_csv(explorer):
+    advance(explorer, 4)
+    text = explorer.controls._traces_file().read()
+    assert text.splitlines()[0].startswith("step,n_evals,seconds,log_prob_0")
+    assert len(text.strip().splitlines()) == 6
+
+
+def test_close_stops_the_thread():
+    app = make_explorer()
+    app.model.start()
+    app.close()
+    assert not app.model.thread_alive
