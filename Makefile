@@ -42,13 +42,16 @@ $(VENV_STAMP):
 	$(BIN)/python -m pip install --upgrade pip
 	touch $@
 
-# Runtime dependencies. torch is pinned (==2.13.0) in requirements.txt so that
+# Runtime dependencies, and this project itself (editable, so that notebooks and
+# scripts anywhere import targets, samplers and dashboard). torch is pinned (==2.13.0) in requirements.txt so that
 # pip takes the CPU wheel that lies on this machine's disk.
 $(RUN_STAMP): requirements.txt $(VENV_STAMP)
 	$(BIN)/python -m pip install -r requirements.txt
+	$(BIN)/python -m pip install --no-deps --editable .
 	touch $@
 
 # Runtime and test dependencies (requirements-dev.txt includes requirements.txt).
 $(DEV_STAMP): requirements-dev.txt requirements.txt $(VENV_STAMP)
 	$(BIN)/python -m pip install -r requirements-dev.txt
+	$(BIN)/python -m pip install --no-deps --editable .
 	touch $@

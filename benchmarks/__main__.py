@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-BENCHMARKS = ["core_throughput"]
+BENCHMARKS = ["core_throughput", "dashboard_live"]
 
 
 def main(names: list[str]) -> None:

@@ -73,7 +73,8 @@ class Controls(pn.viewable.Viewer):
         self.speed = pn.widgets.FloatInput(label="speed cap (steps/s, 0 = as fast as possible)", start=0,
                                            end=config_params.steps_per_second.bounds[1], step=10,
                                            description=config_params.steps_per_second.doc)
-        self.apply_button = pn.widgets.Button(label="Apply settings (restarts the run)", color="primary")
+        self.apply_button = pn.widgets.Button(label="Apply settings", color="primary",
+                                              description="Build the target and sampler above and restart the run.")
 
         self.start = pn.widgets.Button(label="Start", color="success", width=80)
         self.pause = pn.widgets.Button(label="Pause", color="warning", width=80)

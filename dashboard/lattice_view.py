@@ -47,10 +47,10 @@ def as_image(vector: np.ndarray, target, depth: int = 0) -> np.ndarray:
 
 def image_figure(title: str, shape: tuple[int, int], mapper: LinearColorMapper, source: ColumnDataSource):
     rows, cols = shape
-    width = 280
-    fig = figure(title=title, width=width, height=max(120, int(width * rows / cols) + 30),
-                 x_range=(0, cols), y_range=(rows, 0), tools="", toolbar_location=None,
-                 match_aspect=True)
+    side = 260  # pixels of the longer side of the lattice
+    fig = figure(title=title, frame_width=max(40, round(side * cols / max(rows, cols))),
+                 frame_height=max(40, round(side * rows / max(rows, cols))),
+                 x_range=(0, cols), y_range=(rows, 0), tools="", toolbar_location=None, min_border=2)
     # The y axis is flipped so that row 0 of the array is drawn at the top, as in an image.
     fig.image(image="image", x=0, y=0, dw=cols, dh=rows, color_mapper=mapper, source=source)
     fig.axis.visible = False

@@ -34,6 +34,9 @@ from .statistics import available_statistics
 #: Longest a chunk of steps holds the sampler lock (seconds) and most steps in it.
 CHUNK_SECONDS = 0.02
 CHUNK_STEPS = 256
+#: Pause after each chunk (seconds): releases the GIL so the web server's thread,
+#: which does many short I/O waits, is not starved by CPU-bound sampler threads.
+YIELD_SECONDS = 0.001
 
 
 class RunModel(param.Parameterized):
@@ -169,6 +172,7 @@ class RunModel(param.Parameterized):
                     self._go.clear()
                     continue
                 self._advance_chunk()
+            time.sleep(YIELD_SECONDS)
 
     def _pace_wait(self) -> float:
         """Seconds to wait before the next step to respect the speed cap (0 if none)."""

@@ -1,0 +1,303 @@
+"""End-to-end tests of the served dashboard in headless Chromium (playwright, sync API).
+
+The dashboard (``app.py``) is served in-process (see ``conftest.py``); each test
+opens a new page, i.e. a new server session, drives the sidebar as a user would
+and reads what the browser received from the Bokeh document in the page
+(``Bokeh.documents[0]``): the "current state" lattice image and the trace
+source's ``step`` column.
+
+Without ``/usr/bin/chromium`` the module is skipped, except when the ``CI``
+environment variable is set: there a missing browser is an error (``.ci/run``
+installs Debian's chromium).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import struct
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import CHROMIUM
+
+if not os.path.exists(CHROMIUM):
+    if os.environ.get("CI"):
+        pytest.fail(f"CI is set but {CHROMIUM} is missing: install Debian's chromium "
+                    "(apt-get install -y chromium chromium-driver)", pytrace=False)
+    pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium chromium-driver); "
+                "set CI to make this an error", allow_module_level=True)
+
+from playwright.sync_api import Page, expect  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+APPLY = re.compile(r"^Apply settings")
+ISING_CHAIN_PRESET = "1D Ising chain · Metropolis (OPAD §4.1)"
+SEGMENTATION_PRESET = "Segmentation case 3 (dependent, noisy) · g = √t"
+PRESET_DESCRIPTIONS = {entry["name"]: entry["description"] for entry in json.loads(
+    (Path(__file__).resolve().parents[2] / "assets" / "presets.json").read_text(encoding="utf-8"))}
+
+#: What the page shows: the "current state" image (size, sum, values as text) and the
+#: trace source's ``step`` column (length, last value; -1 when empty). The sources are
+#: found through the plot *views* that are on the page (``views_manager``), so sources
+#: of replaced figures (after Apply), which may linger in ``all_models``, are never read.
+DIGEST_JS = """
+() => {
+  const docs = (window.Bokeh && window.Bokeh.documents) || [];
+  if (!docs.length || !docs[0].views_manager) return null;
+  let image = null, trace = null;
+  const plots = docs[0].views_manager.query(view => Array.isArray(view.model.renderers) && view.model.title != null);
+  for (const view of plots) {
+    const plot = view.model;
+    const title = typeof plot.title === "string" ? plot.title : plot.title.text;
+    for (const renderer of plot.renderers) {
+      const source = renderer.data_source;
+      if (!source || !source.data) continue;
+      if (title === "current state" && source.data.image) image = source;
+      if (source.data.step) trace = source;
+    }
+  }
+  const out = {image: null, step: null};
+  if (image) {
+    const values = Array.from(image.data.image[0]);
+    out.image = {
+      size: values.length,
+      sum: values.reduce((s, v) => Number.isNaN(v) ? s : s + v, 0),
+      values: values.map(v => Number.isNaN(v) ? "n" : String(v)).join(","),
+    };
+  }
+  if (trace) {
+    const steps = Array.from(trace.data.step);
+    out.step = {length: steps.length, last: steps.length ? steps[steps.length - 1] : -1};
+  }
+  return out;
+}
+"""
+
+
+# -- helpers ----------------------------------------------------------------------------------
+def digest(page: Page) -> dict:
+    return page.evaluate(DIGEST_JS)
+
+
+def wait_for(read, condition, timeout: float = 20.0, interval: float = 0.2, what: str = "condition"):
+    """Poll ``read()`` until ``condition(value)`` holds; return the value (fail after ``timeout`` s)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = read()
+        try:
+            if condition(value):
+                return value
+        except (TypeError, KeyError):  # nothing to compare yet (no document, no source, empty column)
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout} s waiting for {what}; last value: {_short(value)}")
+        time.sleep(interval)
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) < 400 else text[:400] + "…"
+
+
+def button(page: Page, name: str):
+    return page.get_by_role("button", name=name, exact=True)
+
+
+def select(page: Page, label: str):
+    return page.get_by_label(label, exact=True)
+
+
+def status(page: Page):
+    """The status line, e.g. "running · steps 1,234 · evaluations 5k · …"."""
+    return page.get_by_text(re.compile(r"steps [\d,]+ · evaluations"))
+
+
+def alert(page: Page):
+    return page.locator(".alert-danger")
+
+
+def steps_shown(page: Page) -> int:
+    match = re.search(r"steps ([\d,]+) ·", status(page).inner_text())
+    assert match, status(page).inner_text()
+    return int(match.group(1).replace(",", ""))
+
+
+def choose_and_apply(page: Page, target: str, sampler: str, target_widget: str) -> None:
+    """Choose a sampler and a target, wait until the server has taken both, then Apply.
+
+    ``target_widget`` is the label of a parameter widget that the target's form shows: once it
+    is on the page the server has processed the Target change and, as the Sampler change
+    reached it first, that one too. (Clicking Apply within Panel's 50 ms debounce of a
+    widget change is the separate bug tested by ``test_apply_right_after_editing_a_field``.)
+    """
+    select(page, "Sampler").select_option(sampler)
+    select(page, "Target").select_option(target)
+    expect(select(page, target_widget)).to_be_visible()
+    button(page, APPLY).click()
+
+
+def load_preset(page: Page, name: str) -> None:
+    """Choose a preset, wait until the server shows its description, then click Load preset."""
+    select(page, "Preset").select_option(label=name)
+    expect(page.get_by_text(PRESET_DESCRIPTIONS[name][:40])).to_be_visible()
+    button(page, "Load preset").click()
+
+
+def assert_advancing(page: Page, seconds: float = 20.0) -> dict:
+    """The lattice image and the trace's step column both change while the run goes on."""
+    first = wait_for(lambda: digest(page), lambda d: d and d["image"] and d["step"], what="the Bokeh sources")
+    later = wait_for(
+        lambda: digest(page),
+        lambda d: d["image"]["values"] != first["image"]["values"] and d["step"]["last"] > first["step"]["last"],
+        timeout=seconds, what="the lattice image and the trace to change",
+    )
+    # and once more: it keeps going, it did not just jump once
+    wait_for(
+        lambda: digest(page),
+        lambda d: d["image"]["values"] != later["image"]["values"] and d["step"]["last"] > later["step"]["last"],
+        timeout=seconds, what="the lattice image and the trace to keep changing",
+    )
+    return later
+
+
+def sampler_threads() -> set[threading.Thread]:
+    """The sessions' running sampler threads (``enumerate()`` also lists threads still starting)."""
+    return {t for t in threading.enumerate() if t.name.startswith("sampler-") and t.is_alive()}
+
+
+# -- tests ------------------------------------------------------------------------------------
+def test_start_streams_lattice_and_trace(page: Page):
+    choose_and_apply(page, "ising_lattice", "metropolis", target_widget="ndim")
+    expect(alert(page)).to_be_hidden()
+    # the new run is installed: a 60 × 60 lattice, a fresh trace
+    wait_for(lambda: digest(page), lambda d: d["image"] and d["image"]["size"] == 60 * 60 and d["step"]["last"] == 0,
+             what="the 60 × 60 ising_lattice run to be installed")
+    button(page, "Start").click()
+    expect(status(page)).to_contain_text("running")
+    after = assert_advancing(page)
+    assert after["step"]["length"] > 1
+
+
+def test_pause_freezes_the_views(page: Page):
+    button(page, "Start").click()
+    wait_for(lambda: digest(page), lambda d: d["step"] and d["step"]["last"] > 0, what="the run to start")
+    button(page, "Pause").click()
+    expect(status(page)).to_contain_text("paused")
+    time.sleep(0.5)  # let the last flush reach the page
+    before = digest(page)
+    steps_before = steps_shown(page)
+    time.sleep(1.0)
+    after = digest(page)
+    assert after == before
+    assert steps_shown(page) == steps_before
+    # and Start resumes
+    button(page, "Start").click()
+    wait_for(lambda: digest(page), lambda d: d["step"]["last"] > before["step"]["last"], what="the run to resume")
+
+
+def test_reset_returns_to_step_zero(page: Page):
+    button(page, "Start").click()
+    wait_for(lambda: steps_shown(page), lambda n: n > 0, what="steps to count up")
+    button(page, "Pause").click()
+    expect(status(page)).to_contain_text("paused")
+    assert steps_shown(page) > 0
+    button(page, "Reset").click()
+    expect(status(page)).to_contain_text(re.compile(r"steps 0 ·"))
+    wait_for(lambda: digest(page), lambda d: d["step"]["last"] == 0, what="the trace to restart at step 0")
+    # the reset run can be started again
+    button(page, "Start").click()
+    wait_for(lambda: steps_shown(page), lambda n: n > 0, what="steps to count up after the reset")
+
+
+def test_load_preset(page: Page):
+    load_preset(page, ISING_CHAIN_PRESET)
+    expect(select(page, "Target")).to_have_value("ising1d")
+    expect(select(page, "Sampler")).to_have_value("metropolis")
+    expect(alert(page)).to_be_hidden()
+    button(page, "Start").click()
+    assert_advancing(page)
+
+
+def test_unsupported_pair_is_refused_and_session_survives(page: Page):
+    choose_and_apply(page, "markov_network", "gwg", target_widget="network")
+    expect(alert(page)).to_be_visible()
+    expect(alert(page)).to_contain_text("differentiable")
+    # the previous (default) run is still there and still runs
+    button(page, "Start").click()
+    expect(status(page)).to_contain_text("running")
+    assert_advancing(page)
+
+
+def test_malformed_configuration_file_is_refused(page: Page):
+    config_input = page.locator('input[type="file"][accept=".json"]')
+    config_input.set_input_files(files=[{"name": "broken.json", "mimeType": "application/json",
+                                         "buffer": b'{"target": "ising1d", '}])
+    expect(alert(page)).to_be_visible()
+    expect(alert(page)).to_contain_text("not valid JSON")
+    button(page, "Start").click()
+    assert_advancing(page)
+
+
+def test_closing_the_page_ends_its_sampler_thread(page: Page):
+    before = sampler_threads()
+    button(page, "Start").click()
+    ours = wait_for(lambda: sampler_threads() - before, bool, what="this session's sampler thread to start")
+    assert len(ours) == 1, ours
+    (thread,) = ours
+    assert thread.is_alive()
+    page.close()
+    wait_for(lambda: thread.is_alive(), lambda alive: not alive, timeout=20,
+             what=f"thread {thread.name} to end after the page closed")
+    assert thread not in sampler_threads()
+
+
+def test_screenshot_of_a_running_segmentation(page: Page):
+    load_preset(page, SEGMENTATION_PRESET)
+    expect(select(page, "Target")).to_have_value("ising_segmentation")
+    expect(alert(page)).to_be_hidden()
+    button(page, "Start").click()
+    expect(status(page)).to_contain_text("running")
+    time.sleep(3)
+    assert steps_shown(page) > 0
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / "dashboard.png"
+    data = page.screenshot(path=str(path), full_page=True)
+    print(f"\nscreenshot: {path}")
+
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    assert width >= 1000 and height >= 800, (width, height)
+    assert path.stat().st_size > 20_000
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as image:
+        colours = image.convert("RGB").getcolors(maxcolors=1_000_000)
+    assert colours is not None and len(colours) > 50, "the screenshot is (nearly) blank"
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "dashboard bug: a click that arrives within Panel's 50 ms debounce of a widget change (type a "
+    "value, then click Apply) is handled without the Bokeh document lock, and the dashboard's "
+    "direct ColumnDataSource.data assignment (LatticeView._redraw via _rebuild) raises "
+    "RuntimeError('_pending_writes should be non-None ...'); remove this mark once fixed"))
+def test_apply_right_after_editing_a_field(page: Page, server_errors):
+    button(page, "Start").click()
+    wait_for(lambda: steps_shown(page), lambda n: n > 0, what="steps to count up")
+    button(page, "Pause").click()
+    expect(status(page)).to_contain_text("paused")
+    # What a user does: type a new seed and click Apply. The seed's change is sent when the
+    # field loses focus, i.e. together with the click.
+    select(page, "seed").fill("7")
+    button(page, APPLY).click()
+    expect(status(page)).to_contain_text(re.compile(r"steps 0 ·"))
+    wait_for(lambda: digest(page), lambda d: d["step"]["last"] == 0, what="the trace to restart at step 0")
+    errors = server_errors.take()
+    assert not errors, "the server logged errors:\n" + "\n\n".join(errors)
