@@ -110,7 +110,7 @@ class TraceBuffer:
         """Keep every other history point (those on the doubled stride)."""
         self._stride *= 2
         kept = np.flatnonzero(self._history["step"][: self._n_history] % self._stride == 0)
-        for key, column in self._history.items():
+        for column in self._history.values():
             column[: len(kept)] = column[kept]
         self._n_history = len(kept)
         self._drained_upto = 0

@@ -80,8 +80,10 @@ class Controls(pn.viewable.Viewer):
         self.pause = pn.widgets.Button(label="Pause", color="warning", width=80)
         self.step = pn.widgets.Button(label="Step", color="default", width=70)
         self.reset = pn.widgets.Button(label="Reset", color="default", width=80)
-        self.status = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"font-family": "monospace"})
-        self.alert = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
+        self.status = pn.pane.Markdown("", sizing_mode="stretch_width", styles={"font-family": "monospace"},
+                                       css_classes=["run-status"])
+        self.alert = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width",
+                                   css_classes=["run-error"])
 
         self.export_config = pn.widgets.FileDownload(callback=self._config_file, filename="run-config.json",
                                                      label="Download configuration (JSON)", color="light")
@@ -100,7 +102,7 @@ class Controls(pn.viewable.Viewer):
         self.start.on_click(lambda event: self.model.start())
         self.pause.on_click(lambda event: self.model.pause())
         self.step.on_click(lambda event: self.model.step())
-        self.reset.on_click(lambda event: self.model.reset())
+        self.reset.on_click(lambda event: self.apply(self.model.config))
         self.model.param.watch(self._show_error, "error")
 
         self.show_config(self.model.config)
@@ -167,7 +169,10 @@ class Controls(pn.viewable.Viewer):
         except ValueError as error:
             self.model.error = str(error)
             return False
-        return self.model.apply(config)
+        # The views redraw Bokeh sources when the run changes; a click that Panel delivers
+        # after a debounced widget change runs without the document lock, so take it here.
+        with pn.io.hold():
+            return self.model.apply(config)
 
     def _on_load_preset(self, event=None) -> None:
         config = self._presets[self.preset.value].run_config()

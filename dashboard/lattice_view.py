@@ -74,8 +74,8 @@ class LatticeView(pn.viewable.Viewer):
         self._layout = pn.Column(sizing_mode="stretch_width")
         self._last_states = None
         self._last_mean = None
-        self.chain.param.watch(self._redraw, "value")
-        self.depth.param.watch(self._redraw, "value")
+        self.chain.param.watch(self._redraw_held, "value")
+        self.depth.param.watch(self._redraw_held, "value")
         self.show_mean.param.watch(self._on_mean_toggle, "value")
         self.model.param.watch(self._rebuild, "config")
         self._rebuild()
@@ -111,7 +111,7 @@ class LatticeView(pn.viewable.Viewer):
                     palette=OBSERVATION_PALETTE, low=-spread, high=spread), observed)),
             ]
         self._input_panes = figures
-        self._figures = pn.FlexBox(sizing_mode="stretch_width")
+        self._figures = pn.Row(sizing_mode="stretch_width", scroll=True)
         self._layout[:] = [pn.Row(self.chain, self.depth, self.show_mean), self._figures]
         self._arrange()
         self._last_states = None
@@ -124,8 +124,9 @@ class LatticeView(pn.viewable.Viewer):
         self._figures[:] = shown + self._input_panes
 
     def _on_mean_toggle(self, event) -> None:
-        self._arrange()
-        self._redraw()
+        with pn.io.hold():
+            self._arrange()
+            self._redraw()
 
     def update(self, drained) -> None:
         """Draw the newest states from a ``Drained`` buffer read."""
@@ -133,6 +134,11 @@ class LatticeView(pn.viewable.Viewer):
             return
         self._last_states, self._last_mean = drained.states, drained.mean_states
         self._redraw()
+
+    def _redraw_held(self, *events) -> None:
+        """Redraw from a widget callback, which may run without the document lock."""
+        with pn.io.hold():
+            self._redraw()
 
     def _redraw(self, *events) -> None:
         if self._last_states is None:

@@ -22,7 +22,7 @@ LABELS = {
     "log_prob": "log p̃(x)",
     "ones": "fraction of ones",
     "magnetisation": "magnetisation",
-    "agreement": "agreement with ground truth",
+    "agreement": "agreement with truth",
 }
 
 

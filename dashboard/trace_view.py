@@ -70,10 +70,11 @@ class TraceView(pn.viewable.Viewer):
 
     def _on_x_axis(self, event) -> None:
         field = X_AXES[event.new]
-        for fig in self._figures:
-            fig.xaxis.axis_label = event.new
-            for renderer in fig.renderers:
-                renderer.glyph.x = field
+        with pn.io.hold():  # widget callbacks may run without the document lock
+            for fig in self._figures:
+                fig.xaxis.axis_label = event.new
+                for renderer in fig.renderers:
+                    renderer.glyph.x = field
 
     def update(self, drained) -> None:
         """Append (or, after decimation, replace) the history points of a ``Drained`` read."""

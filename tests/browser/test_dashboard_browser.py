@@ -81,6 +81,19 @@ DIGEST_JS = """
 }
 """
 
+#: Height (px) the page needs to show its scrolled containers (sidebar, main area) in full.
+SCROLLED_HEIGHT_JS = """
+() => {
+  let height = document.documentElement.scrollHeight;
+  for (const el of document.querySelectorAll("body *")) {
+    const overflow = getComputedStyle(el).overflowY;
+    if ((overflow === "auto" || overflow === "scroll") && el.scrollHeight > el.clientHeight) {
+      height = Math.max(height, el.getBoundingClientRect().top + el.scrollHeight + 20);
+    }
+  }
+  return Math.ceil(height);
+}
+"""
 
 # -- helpers ----------------------------------------------------------------------------------
 def digest(page: Page) -> dict:
@@ -117,7 +130,7 @@ def select(page: Page, label: str):
 
 def status(page: Page):
     """The status line, e.g. "running · steps 1,234 · evaluations 5k · …"."""
-    return page.get_by_text(re.compile(r"steps [\d,]+ · evaluations"))
+    return page.locator(".run-status").get_by_text(re.compile(r"steps [\d,]+ · evaluations"))
 
 
 def alert(page: Page):
@@ -267,6 +280,11 @@ def test_screenshot_of_a_running_segmentation(page: Page):
     expect(status(page)).to_contain_text("running")
     time.sleep(3)
     assert steps_shown(page) > 0
+    # The template scrolls its sidebar and main area inside the window, so a "full page"
+    # screenshot is only the window: make the window as tall as the scrolled content first.
+    height = page.evaluate(SCROLLED_HEIGHT_JS)
+    page.set_viewport_size({"width": 1400, "height": min(max(height, 1000), 4000)})
+    page.wait_for_timeout(1000)  # re-layout and a few more flushes
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / "dashboard.png"
     data = page.screenshot(path=str(path), full_page=True)
@@ -283,20 +301,22 @@ def test_screenshot_of_a_running_segmentation(page: Page):
     assert colours is not None and len(colours) > 50, "the screenshot is (nearly) blank"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "dashboard bug: a click that arrives within Panel's 50 ms debounce of a widget change (type a "
-    "value, then click Apply) is handled without the Bokeh document lock, and the dashboard's "
-    "direct ColumnDataSource.data assignment (LatticeView._redraw via _rebuild) raises "
-    "RuntimeError('_pending_writes should be non-None ...'); remove this mark once fixed"))
 def test_apply_right_after_editing_a_field(page: Page, server_errors):
     button(page, "Start").click()
     wait_for(lambda: steps_shown(page), lambda n: n > 0, what="steps to count up")
     button(page, "Pause").click()
     expect(status(page)).to_contain_text("paused")
-    # What a user does: type a new seed and click Apply. The seed's change is sent when the
-    # field loses focus, i.e. together with the click.
-    select(page, "seed").fill("7")
-    button(page, APPLY).click()
+    # A user types a new seed and clicks Apply: the seed's change is sent when the field loses
+    # focus, i.e. together with the click. To make the timing deterministic both are sent from
+    # one JavaScript task here (playwright's fill + click sometimes lets 50 ms pass between them).
+    page.evaluate(
+        """([input, apply]) => {
+            input.value = "7";
+            input.dispatchEvent(new Event("change", {bubbles: true}));
+            apply.click();
+        }""",
+        [select(page, "seed").element_handle(), button(page, APPLY).element_handle()],
+    )
     expect(status(page)).to_contain_text(re.compile(r"steps 0 ·"))
     wait_for(lambda: digest(page), lambda d: d["step"]["last"] == 0, what="the trace to restart at step 0")
     errors = server_errors.take()
