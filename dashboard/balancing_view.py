@@ -37,7 +37,7 @@ class BalancingView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self._classic = hv.Overlay(classic_curves())
-        self._pane = pn.pane.HoloViews(sizing_mode="stretch_width", height=340, min_width=420)
+        self._pane = pn.pane.HoloViews(sizing_mode="stretch_width", height=340)
         self._last = None
         self.model.param.watch(self.refresh, "config")
         self.refresh()
@@ -58,7 +58,7 @@ class BalancingView(pn.viewable.Viewer):
         current = hv.Curve((np.exp(LOG_T), np.exp(log_g)), "t", "g(t)",
                            label=f"{self.model.sampler.registry_name}: current g").opts(line_width=3, color="black")
         self._pane.object = (self._classic * current).opts(
-            logx=True, logy=True, responsive=True, legend_position="bottom_right", title="balancing function g(t)",
+            logx=True, logy=True, responsive=True, legend_position="top_left", title="balancing function g(t)",
             show_grid=True)
 
     def __panel__(self):

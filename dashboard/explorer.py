@@ -42,8 +42,7 @@ class Explorer(pn.viewable.Viewer):
         self.balancing = BalancingView(model=self.model)
         self.diagnostics = DiagnosticsView(model=self.model)
         self.refresh = pn.widgets.IntInput.from_param(self.param.refresh_ms, label="plot refresh period (ms)")
-        self._balancing_card = pn.Card(self.balancing, title="Balancing function", min_width=460,
-                                       sizing_mode="stretch_width")
+        self._balancing_card = pn.Card(self.balancing, title="Balancing function", sizing_mode="stretch_width")
         self._callback = None
         self._last_slow = 0.0
         self.flush_seconds: list[float] = []
@@ -89,8 +88,8 @@ class Explorer(pn.viewable.Viewer):
         return pn.Column(
             pn.Card(self.lattice, title="Lattice", sizing_mode="stretch_width"),
             pn.Card(self.traces, title="Traces", sizing_mode="stretch_width"),
-            pn.FlexBox(
-                pn.Card(self.diagnostics, title="Diagnostics", min_width=380, sizing_mode="stretch_width"),
+            pn.Row(
+                pn.Card(self.diagnostics, title="Diagnostics", sizing_mode="stretch_width"),
                 self._balancing_card,
                 sizing_mode="stretch_width",
             ),

@@ -48,9 +48,10 @@ def as_image(vector: np.ndarray, target, depth: int = 0) -> np.ndarray:
 def image_figure(title: str, shape: tuple[int, int], mapper: LinearColorMapper, source: ColumnDataSource):
     rows, cols = shape
     side = 260  # pixels of the longer side of the lattice
-    fig = figure(title=title, frame_width=max(40, round(side * cols / max(rows, cols))),
-                 frame_height=max(40, round(side * rows / max(rows, cols))),
-                 x_range=(0, cols), y_range=(rows, 0), tools="", toolbar_location=None, min_border=2)
+    title_height, border = 28, 4
+    fig = figure(title=title, width=max(40, round(side * cols / max(rows, cols))) + 2 * border,
+                 height=max(40, round(side * rows / max(rows, cols))) + title_height + 2 * border,
+                 x_range=(0, cols), y_range=(rows, 0), tools="", toolbar_location=None, min_border=border)
     # The y axis is flipped so that row 0 of the array is drawn at the top, as in an image.
     fig.image(image="image", x=0, y=0, dw=cols, dh=rows, color_mapper=mapper, source=source)
     fig.axis.visible = False
@@ -111,7 +112,7 @@ class LatticeView(pn.viewable.Viewer):
                     palette=OBSERVATION_PALETTE, low=-spread, high=spread), observed)),
             ]
         self._input_panes = figures
-        self._figures = pn.Row(sizing_mode="stretch_width", scroll=True)
+        self._figures = pn.FlexBox(sizing_mode="stretch_width")
         self._layout[:] = [pn.Row(self.chain, self.depth, self.show_mean), self._figures]
         self._arrange()
         self._last_states = None
