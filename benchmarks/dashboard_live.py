@@ -117,7 +117,7 @@ def main() -> None:
             for other in pages:
                 clicked = time.perf_counter()
                 other.get_by_role("button", name="Pause", exact=True).click()
-                other.get_by_text("paused", exact=True).first.wait_for(timeout=30_000)
+                other.get_by_text("paused", exact=True).first.wait_for(timeout=120_000)
                 latencies.append(time.perf_counter() - clicked)
             browser.close()
     finally:

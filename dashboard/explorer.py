@@ -25,7 +25,7 @@ from .lattice_view import LatticeView
 from .run_model import RunModel
 from .trace_view import TraceView
 
-SLOW_VIEW_SECONDS = 2.0
+SLOW_VIEW_SECONDS = 1.0
 
 
 class Explorer(pn.viewable.Viewer):

@@ -37,6 +37,11 @@ CHUNK_STEPS = 256
 #: Pause after each chunk (seconds): releases the GIL so the web server's thread,
 #: which does many short I/O waits, is not starved by CPU-bound sampler threads.
 YIELD_SECONDS = 0.001
+#: One chunk at a time across all runs in the process. Python threads share one GIL,
+#: so concurrent sampler threads gain no throughput; taking turns means the server
+#: thread competes with one sampler at a time instead of all of them, which keeps
+#: page loads and clicks prompt when several sessions are sampling.
+_CHUNK_TURN = threading.Lock()
 
 
 class RunModel(param.Parameterized):
@@ -167,7 +172,7 @@ class RunModel(param.Parameterized):
                 continue
             while self._ui_waiting:
                 time.sleep(0.0005)
-            with self._lock:
+            with _CHUNK_TURN, self._lock:
                 if not self.running and self._pending_steps == 0:
                     self._go.clear()
                     continue
@@ -263,6 +268,10 @@ class RunModel(param.Parameterized):
         return hasattr(self.sampler, "log_g")
 
     def balancing_curve(self, log_t: np.ndarray) -> np.ndarray:
-        """log g(t) of the current sampler's (possibly learned) balancing function."""
-        with self._exclusive():
-            return np.asarray(self.sampler.log_g(log_t), dtype=np.float64)
+        """log g(t) of the current sampler's (possibly learned) balancing function.
+
+        Called from the UI while the sampler runs, without the sampler lock:
+        ``log_g`` must only read the function's parameters (fixed functions are
+        pure; a learned one reads a consistent snapshot of its parameters).
+        """
+        return np.asarray(self.sampler.log_g(log_t), dtype=np.float64)
