@@ -52,7 +52,7 @@ class Drained:
 class TraceBuffer:
     """History, recent window and latest snapshot of one run (thread-safe)."""
 
-    def __init__(self, n_chains: int, history_size: int = 1000, recent_size: int = 2048):
+    def __init__(self, n_chains: int, history_size: int = 1000, recent_size: int = 1024):
         if history_size < 2 or history_size % 2:
             raise ValueError("history_size must be an even number >= 2")
         self.n_chains = n_chains

@@ -19,7 +19,7 @@ from bokeh.plotting import figure
 from .run_model import RunModel
 from .statistics import LABELS
 
-MAX_LINES = 12
+MAX_LINES = 10
 X_AXES = {"steps": "step", "target evaluations": "n_evals"}
 
 
