@@ -59,6 +59,11 @@ def image_figure(title: str, shape: tuple[int, int], mapper: LinearColorMapper, 
     return fig
 
 
+def figure_pane(fig) -> pn.pane.Bokeh:
+    """A pane with the figure's own fixed size, so that the layout around it reserves all of it."""
+    return pn.pane.Bokeh(fig, width=fig.width, height=fig.height, sizing_mode="fixed")
+
+
 class LatticeView(pn.viewable.Viewer):
     """Current state (and optionally running mean) of a chosen chain, plus segmentation inputs."""
 
@@ -98,17 +103,17 @@ class LatticeView(pn.viewable.Viewer):
                                                                             nan_color="white"), self._state_source)
         mean_fig = image_figure("running mean", shape, LinearColorMapper(palette=MEAN_PALETTE, low=0, high=1,
                                                                                nan_color="white"), self._mean_source)
-        self._state_pane = pn.pane.Bokeh(state_fig)
-        self._mean_pane = pn.pane.Bokeh(mean_fig)
+        self._state_pane = figure_pane(state_fig)
+        self._mean_pane = figure_pane(mean_fig)
         figures = []
         if hasattr(target, "ground_truth"):
             truth = ColumnDataSource({"image": [(target.ground_truth > 0).astype(float)]})
             observed = ColumnDataSource({"image": [target.observation]})
             spread = float(np.abs(target.observation).max())
             figures += [
-                pn.pane.Bokeh(image_figure("ground truth", shape, LinearColorMapper(
+                figure_pane(image_figure("ground truth", shape, LinearColorMapper(
                     palette=STATE_COLOURS, low=0, high=1), truth)),
-                pn.pane.Bokeh(image_figure("noisy observation y", shape, LinearColorMapper(
+                figure_pane(image_figure("noisy observation y", shape, LinearColorMapper(
                     palette=OBSERVATION_PALETTE, low=-spread, high=spread), observed)),
             ]
         self._input_panes = figures
