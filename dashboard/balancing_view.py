@@ -58,7 +58,7 @@ class BalancingView(pn.viewable.Viewer):
         current = hv.Curve((np.exp(LOG_T), np.exp(log_g)), "t", "g(t)",
                            label=f"{self.model.sampler.registry_name}: current g").opts(line_width=3, color="black")
         self._pane.object = (self._classic * current).opts(
-            logx=True, logy=True, responsive=True, legend_position="top_left", title="balancing function g(t)",
+            logx=True, logy=True, responsive=True, legend_position="top_left", legend_opts={"label_text_font_size": "8pt"}, title="balancing function g(t)",
             show_grid=True)
 
     def __panel__(self):

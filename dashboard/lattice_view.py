@@ -45,23 +45,41 @@ def as_image(vector: np.ndarray, target, depth: int = 0) -> np.ndarray:
     return image.reshape(rows, cols)
 
 
-def image_figure(title: str, shape: tuple[int, int], mapper: LinearColorMapper, source: ColumnDataSource):
-    rows, cols = shape
-    side = 260  # pixels of the longer side of the lattice
-    title_height, border = 28, 4
-    fig = figure(title=title, width=max(40, round(side * cols / max(rows, cols))) + 2 * border,
-                 height=max(40, round(side * rows / max(rows, cols))) + title_height + 2 * border,
-                 x_range=(0, cols), y_range=(rows, 0), tools="", toolbar_location=None, min_border=border)
-    # The y axis is flipped so that row 0 of the array is drawn at the top, as in an image.
-    fig.image(image="image", x=0, y=0, dw=cols, dh=rows, color_mapper=mapper, source=source)
-    fig.axis.visible = False
-    fig.grid.visible = False
-    return fig
+class ImagePanel:
+    """One titled image figure whose shape can change without replacing Bokeh models.
 
+    Figures are built once per session and reconfigured on every new run, so
+    that the browser's document does not accumulate discarded models.
+    """
 
-def figure_pane(fig) -> pn.pane.Bokeh:
-    """A pane with the figure's own fixed size, so that the layout around it reserves all of it."""
-    return pn.pane.Bokeh(fig, width=fig.width, height=fig.height, sizing_mode="fixed")
+    SIDE = 260  # pixels of the longer side of the lattice
+    TITLE_HEIGHT, BORDER = 28, 4
+
+    def __init__(self, title: str, palette, low: float = 0.0, high: float = 1.0):
+        self.source = ColumnDataSource({"image": [np.full((1, 1), np.nan)]})
+        self.mapper = LinearColorMapper(palette=palette, low=low, high=high, nan_color="white")
+        self.figure = figure(title=title, x_range=(0, 1), y_range=(1, 0), tools="", toolbar_location=None,
+                             min_border=self.BORDER)
+        # The y axis is flipped so that row 0 of the array is drawn at the top, as in an image.
+        self.glyph = self.figure.image(image="image", x=0, y=0, dw=1, dh=1, color_mapper=self.mapper,
+                                       source=self.source).glyph
+        self.figure.axis.visible = False
+        self.figure.grid.visible = False
+        self.pane = pn.pane.Bokeh(self.figure, sizing_mode="fixed", width=self.SIDE, height=self.SIDE)
+
+    def configure(self, shape: tuple[int, int]) -> None:
+        rows, cols = shape
+        longest = max(rows, cols)
+        width = max(40, round(self.SIDE * cols / longest)) + 2 * self.BORDER
+        height = max(40, round(self.SIDE * rows / longest)) + self.TITLE_HEIGHT + 2 * self.BORDER
+        self.figure.x_range.end = self.glyph.dw = cols
+        self.figure.y_range.start = self.glyph.dh = rows
+        self.figure.update(width=width, height=height)
+        self.pane.param.update(width=width, height=height)
+        self.show(np.full(shape, np.nan))
+
+    def show(self, image: np.ndarray) -> None:
+        self.source.data = {"image": [image]}
 
 
 class LatticeView(pn.viewable.Viewer):
@@ -75,19 +93,23 @@ class LatticeView(pn.viewable.Viewer):
                                          description="Index of the chain drawn in the lattice view.")
         self.depth = pn.widgets.IntSlider(label="slice (3-D lattice)", value=0, start=0, end=1, width=200)
         self.show_mean = pn.widgets.Checkbox(label="show running mean (marginals)", value=False)
-        self._state_source = ColumnDataSource({"image": [np.zeros((1, 1))]})
-        self._mean_source = ColumnDataSource({"image": [np.zeros((1, 1))]})
-        self._layout = pn.Column(sizing_mode="stretch_width")
+        self._state = ImagePanel("current state", STATE_COLOURS)
+        self._mean = ImagePanel("running mean", MEAN_PALETTE)
+        self._truth = ImagePanel("ground truth", STATE_COLOURS)
+        self._observation = ImagePanel("noisy observation y", OBSERVATION_PALETTE, low=-1.0)
+        self._figures = pn.FlexBox(sizing_mode="stretch_width")
+        self._layout = pn.Column(pn.Row(self.chain, self.depth, self.show_mean), self._figures,
+                                 sizing_mode="stretch_width")
         self._last_states = None
         self._last_mean = None
         self.chain.param.watch(self._redraw_held, "value")
         self.depth.param.watch(self._redraw_held, "value")
         self.show_mean.param.watch(self._on_mean_toggle, "value")
-        self.model.param.watch(self._rebuild, "config")
-        self._rebuild()
+        self.model.param.watch(self._reconfigure, "config")
+        self._reconfigure()
 
-    def _rebuild(self, *events) -> None:
-        """New figures for the current target's shape."""
+    def _reconfigure(self, *events) -> None:
+        """Fit the figures to the current target's shape and show its inputs, if any."""
         target = self.model.target
         shape = grid_shape(target)
         self.chain.end = self.model.sampler.n_chains - 1
@@ -97,28 +119,14 @@ class LatticeView(pn.viewable.Viewer):
         if is_3d:
             self.depth.end = target.image_shape[0] - 1
             self.depth.value = min(self.depth.value, self.depth.end)
-        self._state_source = ColumnDataSource({"image": [np.full(shape, np.nan)]})
-        self._mean_source = ColumnDataSource({"image": [np.full(shape, np.nan)]})
-        state_fig = image_figure("current state", shape, LinearColorMapper(palette=STATE_COLOURS, low=0, high=1,
-                                                                            nan_color="white"), self._state_source)
-        mean_fig = image_figure("running mean", shape, LinearColorMapper(palette=MEAN_PALETTE, low=0, high=1,
-                                                                               nan_color="white"), self._mean_source)
-        self._state_pane = figure_pane(state_fig)
-        self._mean_pane = figure_pane(mean_fig)
-        figures = []
-        if hasattr(target, "ground_truth"):
-            truth = ColumnDataSource({"image": [(target.ground_truth > 0).astype(float)]})
-            observed = ColumnDataSource({"image": [target.observation]})
+        for panel in (self._state, self._mean, self._truth, self._observation):
+            panel.configure(shape)
+        self._has_inputs = hasattr(target, "ground_truth")
+        if self._has_inputs:
             spread = float(np.abs(target.observation).max())
-            figures += [
-                figure_pane(image_figure("ground truth", shape, LinearColorMapper(
-                    palette=STATE_COLOURS, low=0, high=1), truth)),
-                figure_pane(image_figure("noisy observation y", shape, LinearColorMapper(
-                    palette=OBSERVATION_PALETTE, low=-spread, high=spread), observed)),
-            ]
-        self._input_panes = figures
-        self._figures = pn.FlexBox(sizing_mode="stretch_width")
-        self._layout[:] = [pn.Row(self.chain, self.depth, self.show_mean), self._figures]
+            self._observation.mapper.update(low=-spread, high=spread)
+            self._truth.show((target.ground_truth > 0).astype(float))
+            self._observation.show(target.observation)
         self._arrange()
         self._last_states = None
         self._last_mean = None
@@ -126,8 +134,9 @@ class LatticeView(pn.viewable.Viewer):
 
     def _arrange(self) -> None:
         """The state, the running mean if asked for, then the target's inputs (segmentation)."""
-        shown = [self._state_pane] + ([self._mean_pane] if self.show_mean.value else [])
-        self._figures[:] = shown + self._input_panes
+        shown = [self._state] + ([self._mean] if self.show_mean.value else [])
+        shown += [self._truth, self._observation] if self._has_inputs else []
+        self._figures[:] = [panel.pane for panel in shown]
 
     def _on_mean_toggle(self, event) -> None:
         with pn.io.hold():
@@ -151,9 +160,9 @@ class LatticeView(pn.viewable.Viewer):
             self._last_states = self.model.buffer.latest_states()
         chain = min(self.chain.value or 0, self._last_states.shape[0] - 1)
         target = self.model.target
-        self._state_source.data = {"image": [as_image(self._last_states[chain], target, self.depth.value)]}
+        self._state.show(as_image(self._last_states[chain], target, self.depth.value))
         if self.show_mean.value and self._last_mean is not None:
-            self._mean_source.data = {"image": [as_image(self._last_mean[chain], target, self.depth.value)]}
+            self._mean.show(as_image(self._last_mean[chain], target, self.depth.value))
 
     def __panel__(self):
         return self._layout

@@ -33,7 +33,12 @@ def history_columns(history: dict, n_lines: int) -> dict:
 
 
 class TraceView(pn.viewable.Viewer):
-    """log p̃ and statistic traces of every chain against steps or evaluations."""
+    """log p̃ and statistic traces of every chain against steps or evaluations.
+
+    The two figures and their ``MAX_LINES`` lines are built once per session; a
+    new run replaces the source's data and shows as many lines as it has chains,
+    so the browser's document does not accumulate discarded models.
+    """
 
     model = param.ClassSelector(class_=RunModel)
 
@@ -42,31 +47,41 @@ class TraceView(pn.viewable.Viewer):
         self.x_axis = pn.widgets.RadioButtonGroup(label="x axis", options=list(X_AXES), value="steps",
                                                   color="light")
         self.x_axis.param.watch(self._on_x_axis, "value")
-        self._layout = pn.Column(sizing_mode="stretch_width")
-        self.model.param.watch(self._rebuild, "config")
-        self._rebuild()
+        self.source = ColumnDataSource(self._empty_columns(MAX_LINES))
+        self._log_prob_figure = self._figure("log p̃(x)", "lp")
+        self._statistic_figure = self._figure("statistic", "st", x_range=self._log_prob_figure.x_range)
+        self._figures = [self._log_prob_figure, self._statistic_figure]
+        statistic_pane = pn.pane.Bokeh(self._statistic_figure, sizing_mode="stretch_width")
+        self._layout = pn.Column(self.x_axis, pn.pane.Bokeh(self._log_prob_figure, sizing_mode="stretch_width"),
+                                 statistic_pane, sizing_mode="stretch_width")
+        self.model.param.watch(self._reconfigure, "config")
+        self._reconfigure()
 
-    def _rebuild(self, *events) -> None:
-        n_lines = min(self.model.sampler.n_chains, MAX_LINES)
-        self._n_lines = n_lines
-        # Start empty: the next drain of the (fresh) buffer delivers every point from step 0.
-        empty = {key: np.zeros((0,) + column.shape[1:]) for key, column in self.model.buffer.history().items()}
-        self.source = ColumnDataSource(history_columns(empty, n_lines))
-        x_field = X_AXES[self.x_axis.value]
-        statistic = self.model.config.statistic
-        self._figures = [self._figure("log p̃(x)", "lp", x_field)]
-        if statistic != "log_prob":
-            self._figures.append(self._figure(LABELS[statistic], "st", x_field, x_range=self._figures[0].x_range))
-        self._layout[:] = [self.x_axis, *[pn.pane.Bokeh(f, sizing_mode="stretch_width") for f in self._figures]]
+    @staticmethod
+    def _empty_columns(n_lines: int) -> dict:
+        empty = np.zeros(0)
+        return history_columns({"step": empty, "n_evals": empty, "log_prob": np.zeros((0, n_lines)),
+                                "statistic": np.zeros((0, n_lines))}, n_lines)
 
-    def _figure(self, label: str, prefix: str, x_field: str, x_range=None):
+    def _figure(self, label: str, prefix: str, x_range=None):
         fig = figure(height=230, sizing_mode="stretch_width", tools="pan,wheel_zoom,box_zoom,reset",
                      x_axis_label=self.x_axis.value, y_axis_label=label, **({"x_range": x_range} if x_range else {}))
-        for i in range(self._n_lines):
-            fig.line(x=x_field, y=f"{prefix}{i}", source=self.source, line_width=1.2, alpha=0.75,
+        for i in range(MAX_LINES):
+            fig.line(x=X_AXES[self.x_axis.value], y=f"{prefix}{i}", source=self.source, line_width=1.2, alpha=0.75,
                      color=Category10_10[i % 10])
         fig.toolbar.logo = None
         return fig
+
+    def _reconfigure(self, *events) -> None:
+        """Empty the traces for a new run (the next drain delivers every point from step 0)."""
+        self._n_lines = min(self.model.sampler.n_chains, MAX_LINES)
+        self.source.data = self._empty_columns(MAX_LINES)
+        for fig in self._figures:
+            for i, renderer in enumerate(fig.renderers):
+                renderer.visible = i < self._n_lines
+        statistic = self.model.config.statistic
+        self._statistic_figure.yaxis.axis_label = LABELS[statistic]
+        self._statistic_figure.visible = statistic != "log_prob"
 
     def _on_x_axis(self, event) -> None:
         field = X_AXES[event.new]
@@ -79,9 +94,17 @@ class TraceView(pn.viewable.Viewer):
     def update(self, drained) -> None:
         """Append (or, after decimation, replace) the history points of a ``Drained`` read."""
         if drained.full_history is not None:
-            self.source.data = history_columns(drained.full_history, self._n_lines)
+            self.source.data = self._padded(drained.full_history)
         elif drained.new_history is not None and len(drained.new_history["step"]):
-            self.source.stream(history_columns(drained.new_history, self._n_lines))
+            self.source.stream(self._padded(drained.new_history))
+
+    def _padded(self, history: dict) -> dict:
+        """Source columns for all ``MAX_LINES`` lines; lines beyond the run's chains stay NaN (hidden)."""
+        columns = history_columns(history, self._n_lines)
+        blank = np.full(len(history["step"]), np.nan)
+        for i in range(self._n_lines, MAX_LINES):
+            columns[f"lp{i}"] = columns[f"st{i}"] = blank
+        return columns
 
     def __panel__(self):
         return self._layout

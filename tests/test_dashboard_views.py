@@ -37,7 +37,7 @@ def test_flush_moves_steps_into_status_lattice_and_traces(explorer):
     source = explorer.traces.source
     assert source.data["step"].tolist() == list(range(26))
     np.testing.assert_array_equal(source.data["st0"], explorer.model.buffer.history()["statistic"][:, 0])
-    image = explorer.lattice._state_source.data["image"][0]
+    image = explorer.lattice._state.source.data["image"][0]
     np.testing.assert_array_equal(image, explorer.model.sampler.states[0].reshape(10, 10))
     advance(explorer, 5)
     assert source.data["step"].tolist() == list(range(31))
@@ -46,14 +46,14 @@ def test_flush_moves_steps_into_status_lattice_and_traces(explorer):
 def test_lattice_shows_the_chosen_chain_and_segmentation_inputs(explorer):
     advance(explorer, 3)
     explorer.lattice.chain.value = 2
-    image = explorer.lattice._state_source.data["image"][0]
+    image = explorer.lattice._state.source.data["image"][0]
     np.testing.assert_array_equal(image, explorer.model.sampler.states[2].reshape(10, 10))
     titles = [pane.object.title.text for pane in explorer.lattice._figures]
     assert titles == ["current state", "ground truth", "noisy observation y"]
     explorer.lattice.show_mean.value = True
     titles = [pane.object.title.text for pane in explorer.lattice._figures]
     assert titles[:2] == ["current state", "running mean"]
-    mean = explorer.lattice._mean_source.data["image"][0]
+    mean = explorer.lattice._mean.source.data["image"][0]
     assert np.all((mean >= 0) & (mean <= 1))
 
 
@@ -63,7 +63,7 @@ def test_a_3d_lattice_is_drawn_slice_by_slice():
         advance(app, 2)
         assert app.lattice.depth.visible and app.lattice.depth.end == 3
         app.lattice.depth.value = 2
-        np.testing.assert_array_equal(app.lattice._state_source.data["image"][0],
+        np.testing.assert_array_equal(app.lattice._state.source.data["image"][0],
                                       app.model.sampler.states[0].reshape(4, 4, 4)[2])
     finally:
         app.close()
@@ -85,7 +85,22 @@ def test_views_that_do_not_apply_are_hidden(explorer):
     assert explorer._balancing_card.visible
     assert explorer.controls.apply(RunConfig(target="ising1d", sampler="metropolis", statistic="log_prob"))
     assert not explorer._balancing_card.visible
-    assert len(explorer.traces._figures) == 1  # statistic is log p̃ itself: one trace plot
+    assert not explorer.traces._statistic_figure.visible  # statistic is log p̃ itself: one trace plot
+
+
+def test_a_new_run_reuses_the_figures(explorer):
+    figures = [panel.figure for panel in (explorer.lattice._state, explorer.lattice._truth)]
+    traces = list(explorer.traces._figures)
+    assert explorer.controls.apply(RunConfig(target="ising_lattice", target_params={"size": 6}, n_chains=2,
+                                             sampler="gibbs", statistic="magnetisation"))
+    assert [panel.figure for panel in (explorer.lattice._state, explorer.lattice._truth)] == figures
+    assert explorer.traces._figures == traces
+    assert explorer.lattice._state.glyph.dw == 6 and len(explorer.lattice._figures) == 1
+    assert [r.visible for r in traces[0].renderers][:3] == [True, True, False]
+    advance(explorer, 3)
+    np.testing.assert_array_equal(explorer.lattice._state.source.data["image"][0],
+                                  explorer.model.sampler.states[0].reshape(6, 6))
+    assert explorer.traces.source.data["step"].tolist() == [0, 1, 2, 3]
 
 
 def test_balancing_view_draws_the_samplers_function(explorer):

@@ -321,3 +321,19 @@ def test_apply_right_after_editing_a_field(page: Page, server_errors):
     wait_for(lambda: digest(page), lambda d: d["step"]["last"] == 0, what="the trace to restart at step 0")
     errors = server_errors.take()
     assert not errors, "the server logged errors:\n" + "\n\n".join(errors)
+
+
+MODEL_COUNT_JS = "() => Bokeh.documents[0]._all_models.size"
+
+
+def test_new_runs_do_not_grow_the_browser_document(page: Page):
+    """Applying settings again and again reuses the plots: the page's Bokeh models stay as many."""
+    apply = button(page, APPLY)
+    apply.click()
+    expect(status(page)).to_contain_text(re.compile(r"steps 0 ·"))
+    page.wait_for_timeout(500)
+    before = page.evaluate(MODEL_COUNT_JS)
+    for _ in range(3):
+        apply.click()
+        page.wait_for_timeout(500)
+    assert page.evaluate(MODEL_COUNT_JS) == before
