@@ -197,11 +197,6 @@ class Target(param.Parameterized):
         )
         return states, log_p
 
-    def config(self) -> dict:
-        """The target's name and parameter values (JSON-friendly where the values are)."""
-        values = {k: v for k, v in self.param.values().items() if k != "name"}
-        return {"target": self.registry_name, "params": values}
-
 
 def state_codes(x: np.ndarray) -> np.ndarray:
     """Integer code of each row (bit 0 most significant), the row's index in ``all_states``."""
