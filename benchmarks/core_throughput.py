@@ -58,7 +58,7 @@ def sites_per_step(name: str, params: dict) -> int:
     return params.get("block_size", 1) if name in ("block_gibbs", "hamming_ball") else 1
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     small = targets.make("ising_segmentation", size=30, lam=1.0, mu=1.0, sigma=3.0, seed=0)
     large = targets.make("ising_segmentation", size=120, lam=1.0, mu=1.0, sigma=3.0, seed=0)
     header = (f"{'sampler':34s} {'steps/s':>9s} {'site upd/s':>11s} {'bare steps/s':>12s} "

@@ -84,7 +84,7 @@ def serve(explorers: list):
     return server, f"http://127.0.0.1:{port}/app"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     prefer_responsiveness()  # as app.py does
     base = headless_rate()
     explorers: list = []

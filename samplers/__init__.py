@@ -15,10 +15,12 @@ from .hamming_ball import HammingBall
 from .locally_balanced import GibbsWithGradients, LocallyBalanced
 from .single_site import Gibbs, Metropolis
 from .run import Trace, run
+from .self_balancing import FastLocalSelfBalancing, LocalSelfBalancing
 
 _REGISTRY: dict[str, type[Sampler]] = {
     cls.registry_name: cls
-    for cls in (Metropolis, Gibbs, BlockGibbs, HammingBall, LocallyBalanced, GibbsWithGradients)
+    for cls in (Metropolis, Gibbs, BlockGibbs, HammingBall, LocallyBalanced, GibbsWithGradients,
+                LocalSelfBalancing, FastLocalSelfBalancing)
 }
 
 
@@ -36,12 +38,12 @@ def sampler_class(name: str) -> type[Sampler]:
 
 
 def make(name: str, target: Target, **params) -> Sampler:
-    """Build the sampler ``name`` on ``target`` (keywords: n_chains, seed, balancing, block_size, radius, …)."""
+    """Build the sampler ``name`` on ``target`` (keywords: n_chains, seed, balancing, parametrization, burn_in, …)."""
     return sampler_class(name)(target, **params)
 
 
 __all__ = [
     "BALANCING", "log_balancing", "Sampler", "StepRecord", "Trace", "run", "available", "make",
     "sampler_class", "Metropolis", "Gibbs", "BlockGibbs", "HammingBall", "LocallyBalanced",
-    "GibbsWithGradients",
+    "GibbsWithGradients", "LocalSelfBalancing", "FastLocalSelfBalancing",
 ]

@@ -15,6 +15,8 @@ ALL_SETTINGS = {
     "hamming_ball": {"block_size": 4, "radius": 1},
     "locally_balanced": {"balancing": "barker"},
     "gwg": {},
+    "lsb": {"parametrization": "lsb2", "burn_in": 20},
+    "flsb": {"parametrization": "lsb1", "burn_in": 20},
 }
 
 

@@ -1,0 +1,127 @@
+"""Shared machinery of the LSB paper experiments: one run, its summary, tables and figures.
+
+A run is a sampler advanced for ``burn_in`` + ``steps`` steps. For LSB/FLSB the
+balancing function is learned during the first ``burn_in`` steps and frozen
+after; fixed-function samplers run the same number of steps, so every row of
+a table spends its burn-in the same way. Reported per run:
+
+* the burn-in trace: the chain-averaged statistic against target evaluations;
+* ``evals_to_converge``: evaluations until the chain-averaged statistic first
+  comes within 1 % (of the start-to-equilibrium distance) of its post-burn-in
+  mean — the "number of target evaluations to converge" of the paper's Fig. 2;
+* post-burn-in bulk ESS of the statistic (rank-normalised, all chains), and
+  ESS per 1,000 evaluations and per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import holoviews as hv
+import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh backend used by .opts and hv.save)
+import numpy as np
+
+import samplers
+from samplers.diagnostics import ess
+
+RESULTS = Path(__file__).parent / "results"
+
+
+@dataclass
+class RunResult:
+    label: str
+    seed: int
+    evals: np.ndarray  # cumulative evaluations at every step (burn-in part)
+    burn_in_trace: np.ndarray  # chain-averaged statistic during burn-in
+    evals_to_converge: float
+    ess: float
+    ess_per_kilo_eval: float
+    ess_per_second: float
+    extra: dict = field(default_factory=dict)
+
+
+def evals_to_converge(mean_trace: np.ndarray, evals: np.ndarray, equilibrium: float, tolerance: float = 0.01) -> float:
+    """Evaluations until the averaged statistic first reaches within ``tolerance``·|start − equilibrium| of equilibrium."""
+    distance = abs(mean_trace[0] - equilibrium)
+    reached = np.flatnonzero(np.abs(mean_trace - equilibrium) <= tolerance * max(distance, 1e-12))
+    return float(evals[reached[0]]) if reached.size else float("nan")
+
+
+def run_one(label: str, name: str, target, statistic, *, n_chains: int, seed: int, burn_in: int, steps: int,
+            on_burn_in=None, **params) -> RunResult:
+    """Run ``burn_in`` + ``steps`` steps of sampler ``name`` and summarise (``on_burn_in(sampler, step)`` is a hook)."""
+    if name in ("lsb", "flsb"):
+        params.setdefault("burn_in", burn_in)
+    sampler = samplers.make(name, target, n_chains=n_chains, seed=seed, **params)
+    values = np.empty((burn_in + steps + 1, n_chains))
+    evals = np.empty(burn_in + steps + 1)
+    values[0], evals[0] = statistic(sampler.states, sampler.log_p), sampler.n_evals
+    extra = {}
+    for k in range(1, burn_in + 1):
+        sampler.step(record=False)
+        values[k], evals[k] = statistic(sampler.states, sampler.log_p), sampler.n_evals
+        if on_burn_in is not None:
+            on_burn_in(sampler, k, extra)
+    start = time.perf_counter()
+    for k in range(burn_in + 1, burn_in + steps + 1):
+        sampler.step(record=False)
+        values[k], evals[k] = statistic(sampler.states, sampler.log_p), sampler.n_evals
+    seconds = time.perf_counter() - start
+    mixing = values[burn_in + 1:].T
+    value = ess(mixing)
+    mean_trace = values[: burn_in + 1].mean(axis=1)
+    return RunResult(
+        label=label, seed=seed, evals=evals[: burn_in + 1], burn_in_trace=mean_trace,
+        evals_to_converge=evals_to_converge(values.mean(axis=1), evals, float(mixing.mean())),
+        ess=value, ess_per_kilo_eval=1e3 * value / (evals[-1] - evals[burn_in]),
+        ess_per_second=value / seconds, extra=extra,
+    )
+
+
+def mean_std(values) -> str:
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return "—"
+    return f"{values.mean():.3g} ± {values.std(ddof=1) if values.size > 1 else 0.0:.2g}"
+
+
+def table(title: str, rows: dict[str, list[RunResult]], columns: dict[str, str]) -> str:
+    """Markdown table: one row per sampler, mean ± std over seeds of each RunResult attribute in ``columns``."""
+    lines = [f"### {title}", "", "| sampler | " + " | ".join(columns.values()) + " |",
+             "|---|" + "---|" * len(columns)]
+    for label, results in rows.items():
+        cells = [mean_std([getattr(r, attr) if hasattr(r, attr) else r.extra.get(attr, np.nan) for r in results])
+                 for attr in columns]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def burn_in_figure(title: str, rows: dict[str, list[RunResult]], ylabel: str, logy: bool = False):
+    """HoloViews overlay: the seed-averaged burn-in trace of every sampler against evaluations."""
+    curves = []
+    for label, results in rows.items():
+        evals = np.mean([r.evals for r in results], axis=0)
+        trace = np.mean([r.burn_in_trace for r in results], axis=0)
+        curves.append(hv.Curve((evals, trace), "target evaluations", ylabel, label=label))
+    return hv.Overlay(curves).opts(title=title, width=520, height=360, logx=True, logy=logy,
+                                   legend_position="bottom_right")
+
+
+def save(name: str, text: str, figures: list) -> Path:
+    """Write the tables (markdown) and figures (one HTML page) under benchmarks/results/."""
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"{name}.md").write_text(text + "\n")
+    if figures:
+        hv.save(hv.Layout(figures).cols(2), RESULTS / f"{name}.html")
+    return RESULTS / f"{name}.md"
+
+
+def arguments(description: str, argv, **defaults) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog=description, description=description)
+    for key, value in defaults.items():
+        parser.add_argument(f"--{key.replace('_', '-')}", type=type(value), default=value)
+    return parser.parse_args(argv)

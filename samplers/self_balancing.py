@@ -1,0 +1,221 @@
+"""Local Self-Balancing samplers: LSB (Algorithm 1) and FLSB (Algorithm 2).
+
+Both are locally balanced single-flip samplers whose balancing function g_θ is
+learned during a burn-in of ``burn_in`` steps by minimising the
+mutual-information bound of ``mi_objective`` (one optimiser step per sampler
+step, on the batch of chains), then frozen: from then on the chain is an
+ordinary locally balanced sampler with a fixed g and leaves the target exactly
+invariant. ``keep_adapting=True`` never freezes — the chain is then adaptive
+MCMC, whose invariance is not guaranteed.
+
+* ``lsb`` uses the exact flip ratios (``LocallyBalanced``): a learning step
+  needs the ratios at x, at the proposal x' (for Z(x')) and at the uniform
+  probe x* (for Z(x*)) — 2·(1 + deg) evaluations per chain on a sparse model,
+  2d on a black box; once frozen, 1 + deg (or d) per step with the sum-tree.
+* ``flsb`` uses the Taylor estimate log t̃_j = (1 − 2x_j) ∂ log p̃/∂x_j
+  (``GibbsWithGradients``) for the proposal and the exact p̃ for acceptance:
+  two evaluations (value and gradient at x' and x*) per learning step, one
+  once frozen. With ``parametrization="fixed"`` and ``balancing="sqrt"`` it is
+  exactly Gibbs-with-Gradients.
+
+Per learning step (Algorithm 1): draw x ~ Q₁ (the chain state, or with
+probability π a uniform state), x' ~ Q_θ₀(·|x), x* uniform among the flips;
+take one optimiser step on L̂; accept or reject x' with the MH ratio of the
+proposal Q_θ₀ that generated it; set θ₀ ← θ.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import param
+import torch
+
+from targets.base import flip
+
+from .balancing import PARAMETRIZATIONS, make_parametrization
+from .base import metropolis_accept
+from .locally_balanced import GibbsWithGradients, LocallyBalanced, flip_log_acceptance
+from .mi_objective import BalancingLearner, FlipProposal, LearningBatch
+from .sumtree import LogSumTree
+
+
+class _SelfBalancing(param.Parameterized):
+    """Parameters and the learning step shared by LSB and FLSB."""
+
+    parametrization = param.Selector(
+        default="lsb1", objects=[*PARAMETRIZATIONS, "fixed"],
+        doc="Learned g: lsb1 (softmax mixture of the four), lsb2 (neural h), monotone (min–max h, "
+            "for near-deterministic targets), or fixed (the `balancing` function, nothing learned).")
+    hidden_units = param.Integer(10, bounds=(1, 256), doc="Hidden units of LSB2's network h_θ.")
+    monotone_blocks = param.Integer(20, bounds=(1, 64), doc="Monotone network: blocks × units per block.")
+    positive_at_zero = param.Boolean(True, doc="Monotone network: g(0) > 0, so zero-ratio moves keep weight.")
+    optimizer = param.Selector(default="sgd", objects=["sgd", "adam"], doc="SGD with momentum 0.9 (paper) or Adam.")
+    learning_rate = param.Number(1e-2, bounds=(0.0, 10.0), inclusive_bounds=(False, True),
+                                 doc="Learning rate of θ and η.")
+    burn_in = param.Integer(2000, bounds=(0, None), doc="Steps K during which g_θ is learned; then it is frozen.")
+    keep_adapting = param.Boolean(
+        False, doc="Never freeze g_θ. Warning: the chain is then adaptive MCMC and need not leave the target invariant.")
+    uniform_mixture = param.Number(1e-8, bounds=(0.0, 1.0), inclusive_bounds=(True, False),
+                                   doc="π: probability that Q₁ draws a uniform state instead of the chain's.")
+
+    def _init_learning(self) -> None:
+        self.frozen_at = None
+        self.last_loss = float("nan")
+        if self.parametrization == "fixed":
+            self.learner = None
+            self.learning = False
+            return
+        function = make_parametrization(self.parametrization, hidden_units=self.hidden_units,
+                                        blocks=self.monotone_blocks, positive_at_zero=self.positive_at_zero,
+                                        seed=self.seed)
+        self.learner = BalancingLearner(function, self.optimizer, self.learning_rate)
+        self.learning = self.burn_in > 0 or self.keep_adapting
+        if not self.learning:
+            self.frozen_at = 0
+
+    def log_g(self, log_t):
+        """log g(t) of the current (learned, possibly still learning) balancing function."""
+        if self.learner is None:
+            return super().log_g(log_t)
+        return self.learner.table.log_g(log_t)
+
+    def balancing_state(self) -> dict[str, list]:
+        """θ of the learned balancing function (``load_balancing`` restores it)."""
+        if self.learner is None:
+            return {}
+        return {name: value.detach().tolist() for name, value in self.learner.function.state_dict().items()}
+
+    def load_balancing(self, state: dict) -> None:
+        """Set θ (e.g. one learned by an earlier run); a frozen chain continues exactly with it."""
+        if self.learner is None:
+            raise ValueError("parametrization='fixed' has no parameters to load")
+        current = self.learner.function.state_dict()
+        if set(state) != set(current):
+            raise ValueError(f"balancing state needs the keys {sorted(current)}; got {sorted(state)}")
+        tensors = {name: torch.as_tensor(np.asarray(value, dtype=np.float64)) for name, value in state.items()}
+        for name, tensor in tensors.items():
+            if tensor.shape != current[name].shape or not torch.isfinite(tensor).all():
+                raise ValueError(f"balancing state {name!r} must be finite with shape {tuple(current[name].shape)}")
+        self.learner.function.load_state_dict(tensors)
+        self.learner.refresh()
+        if not self.learning:
+            self._after_freeze()
+
+    def freeze(self) -> None:
+        """Stop learning now: θ is fixed from this step on and the chain is exact MCMC."""
+        if self.learning:
+            self.learning = False
+            self.frozen_at = self.n_steps
+            self._after_freeze()
+
+    def _after_freeze(self) -> None:
+        """Rebuild caches that learning did not maintain."""
+
+    def _step(self):
+        if self.learning and not self.keep_adapting and self.n_steps >= self.burn_in:
+            self.freeze()
+        if self.learning:
+            return self._learning_step()
+        return super()._step()
+
+    # -- hooks for the two ratio estimates -------------------------------------------------------------
+    def _current_ratios(self) -> np.ndarray:
+        raise TypeError
+
+    def _ratios_at(self, x: np.ndarray):
+        """(flip log-ratios, log p̃, cache) of fresh states."""
+        raise TypeError
+
+    def _ratios_after_flip(self, x, log_p, ratios, idx):
+        """(flip log-ratios, log p̃, cache, changed sites or None if all changed) at x^(idx)."""
+        raise TypeError
+
+    def _keep(self, rows: np.ndarray, ratios: np.ndarray, cache) -> None:
+        """Store the caches of accepted proposals."""
+        raise TypeError
+
+    # -- Algorithm 1 / 2 ---------------------------------------------------------------------------------
+    def _learning_step(self):
+        n, d = self.states.shape
+        rows = np.arange(n)
+        x, log_p, ratios = self.states, self.log_p, self._current_ratios()
+        explore = self.rng.random(n) < self.uniform_mixture
+        if explore.any():
+            x, log_p, ratios = x.copy(), log_p.copy(), ratios.copy()
+            x[explore] = self.rng.integers(0, 2, size=(int(explore.sum()), d), dtype=np.uint8)
+            ratios[explore], log_p[explore], _ = self._ratios_at(x[explore])
+        table = self.learner.table
+        at_state = FlipProposal(table, ratios)
+        proposed = at_state.sample(self.rng)
+        proposal_ratios, proposal_log_p, cache, changed = self._ratios_after_flip(x, log_p, ratios, proposed)
+        at_proposal = FlipProposal(table, proposal_ratios, parent=at_state, sites=changed)
+        probe = self.rng.integers(0, d, size=n)
+        probe_ratios, probe_log_p, _, changed = self._ratios_after_flip(x, log_p, ratios, probe)
+        at_probe = FlipProposal(table, probe_ratios, parent=at_state, sites=changed)
+        batch = LearningBatch(at_state, at_proposal, at_probe, proposed, probe,
+                              proposal_log_p - log_p, probe_log_p - log_p)
+        self.last_loss = self.learner.update(batch, self.n_steps)
+
+        log_t = batch.log_t_proposed
+        log_alpha = flip_log_acceptance(log_t, at_state.log_q_at(proposed), at_proposal.log_q_at(proposed))
+        accepted = metropolis_accept(log_alpha, self.rng) & ~explore
+        self._keep(rows[accepted], proposal_ratios, cache)
+        old_bits = self.states[rows, proposed]
+        self._apply_flips(proposed, accepted, log_t)
+        record = self._single_flip_record(proposed, old_bits, accepted, proposal_log_p)
+        if explore.any():  # the chain stayed; its proposal this step is itself
+            record["proposed_values"][explore, 0] = old_bits[explore]
+            record["proposed_log_prob"][explore] = self.log_p[explore]
+        return record
+
+
+class LocalSelfBalancing(_SelfBalancing, LocallyBalanced):
+    """LSB (Algorithm 1): exact flip ratios, learned g_θ."""
+
+    registry_name = "lsb"
+
+    def _prepare(self):
+        self._init_learning()
+        super()._prepare()
+
+    def _after_freeze(self):
+        self._tree = LogSumTree(self.log_g(self._delta))
+
+    def _current_ratios(self):
+        return self._delta
+
+    def _ratios_at(self, x):
+        return self.target.delta_log_prob(x), self.target.log_prob(x), None
+
+    def _ratios_after_flip(self, x, log_p, ratios, idx):
+        rows = np.arange(idx.size)
+        sites, values = self.target.delta_after_flip(x, ratios, idx)
+        new = ratios.copy()
+        new[rows[:, None], sites] = values
+        return new, log_p + ratios[rows, idx], None, sites
+
+    def _keep(self, rows, ratios, cache):
+        self._delta[rows] = ratios[rows]
+
+
+class FastLocalSelfBalancing(_SelfBalancing, GibbsWithGradients):
+    """FLSB (Algorithm 2): Taylor-estimated flip ratios from one gradient, learned g_θ, exact MH."""
+
+    registry_name = "flsb"
+
+    def _prepare(self):
+        self._init_learning()
+        super()._prepare()
+
+    def _current_ratios(self):
+        return (1.0 - 2.0 * self.states) * self._grad
+
+    def _ratios_at(self, x):
+        log_p, grad = self.target.value_and_grad(x)
+        return (1.0 - 2.0 * x) * grad, log_p, grad
+
+    def _ratios_after_flip(self, x, log_p, ratios, idx):
+        return (*self._ratios_at(flip(x, idx)), None)
+
+    def _keep(self, rows, ratios, cache):
+        self._grad[rows] = cache[rows]

@@ -1,0 +1,403 @@
+"""Local Self-Balancing: learned balancing functions, the MI objective, LSB and FLSB.
+
+* Every parametrisation is a balancing function for every θ (property tests).
+* Frozen LSB / FLSB with random θ leave their targets exactly invariant, and
+  so does the learning step's own kernel (the proposal Q_θ₀ and its MH test).
+* The objective's custom backward pass equals plain autograd, and its value
+  equals Eq. 5 (case b) evaluated independently on a tiny target.
+* FLSB with g = √t fixed is Gibbs-with-Gradients, step for step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import samplers
+import targets
+from samplers.balancing import (
+    BALANCING, KNOTS, BalancingTable, KnotPositions, make_parametrization, PARAMETRIZATIONS,
+)
+from samplers.exact import stationary_distribution, transition_matrix
+from samplers.mi_objective import FlipProposal, LearningBatch, mutual_information_bound
+from targets.base import flip
+
+from tests.test_exactness import chi_square_p_value, steps_to_converge
+from tests.tiny import TINY_TARGETS
+
+LEARNED = sorted(PARAMETRIZATIONS)
+
+
+def random_function(name: str, seed: int, scale: float = 1.5):
+    function = make_parametrization(name, hidden_units=6, blocks=4, seed=seed)
+    generator = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for parameter in function.parameters():
+            parameter.normal_(0.0, scale, generator=generator)
+    return function
+
+
+def random_state(sampler, seed: int) -> dict:
+    function = random_function(sampler.parametrization, seed)
+    function_state = function.state_dict()
+    reference = sampler.learner.function.state_dict()
+    assert all(function_state[k].shape == reference[k].shape for k in reference)
+    return {name: value.tolist() for name, value in function_state.items()}
+
+
+def frozen(name, target, parametrization, seed=0, **params):
+    sampler = samplers.make(name, target, parametrization=parametrization, burn_in=0, seed=seed,
+                            hidden_units=6, monotone_blocks=4, **params)
+    sampler.load_balancing(random_state(sampler, seed=17))
+    return sampler
+
+
+# -- the parametrisations -----------------------------------------------------------------------------
+@settings(max_examples=60, deadline=None)
+@given(name=st.sampled_from(LEARNED), seed=st.integers(0, 10_000),
+       log_t=st.lists(st.floats(-50.0, 50.0), min_size=1, max_size=20))
+def test_every_parametrisation_is_balancing_positive_and_finite(name, seed, log_t):
+    function = random_function(name, seed)
+    u = torch.as_tensor(np.asarray(log_t))
+    with torch.no_grad():
+        exact, mirrored = function.log_g(u).numpy(), function.log_g(-u).numpy()
+    # g(t) = t·g(1/t), relative error 1e-9 (log g differs by at most 1e-9)
+    np.testing.assert_allclose(exact, u.numpy() + mirrored, rtol=0, atol=1e-9)
+    assert np.all(np.isfinite(exact))
+    table = function.table()
+    tabulated = table.log_g(u.numpy())
+    np.testing.assert_allclose(tabulated, u.numpy() + table.log_g(-u.numpy()), rtol=0, atol=1e-9)
+    assert np.all(np.isfinite(tabulated))
+
+
+@pytest.mark.parametrize("name", LEARNED)
+def test_extreme_ratios_stay_finite_and_infinite_ratios_are_handled(name):
+    function = random_function(name, seed=3)
+    extremes = np.array([-700.0, -50.0, 50.0, 700.0])
+    with torch.no_grad():
+        assert np.all(np.isfinite(function.log_g(torch.as_tensor(extremes)).numpy()))
+    table = function.table()
+    assert np.all(np.isfinite(table.log_g(extremes)))
+    at_zero, at_infinity = table.log_g(np.array([-np.inf, np.inf]))
+    assert np.isfinite(at_zero) and at_infinity == np.inf
+    with pytest.raises(ValueError, match="NaN"):
+        table.log_g(np.array([0.0, np.nan]))
+
+
+def test_table_matches_the_network_between_knots():
+    function = random_function("lsb2", seed=5, scale=1.0)
+    u = np.linspace(-40, 40, 2001)
+    with torch.no_grad():
+        exact = function.log_g(torch.as_tensor(u)).numpy()
+    assert np.abs(function.table().log_g(u) - exact).max() < 5e-3
+    for name, log_g in BALANCING.items():  # fixed functions: exact where log-linear, ≤ 5e-4 for barker
+        assert np.abs(BalancingTable.of(log_g).log_g(u) - log_g(u)).max() < 5e-4, name
+
+
+def test_lsb1_mixture_weights_and_monotone_g_at_zero():
+    mixture = make_parametrization("lsb1")
+    assert mixture.describe() == pytest.approx({f"w_{n}": 0.25 for n in BALANCING})
+    u = torch.linspace(-5, 5, 11, dtype=torch.float64)
+    with torch.no_grad():
+        expected = np.log(np.mean([np.exp(f(u.numpy())) for f in BALANCING.values()], axis=0))
+        np.testing.assert_allclose(mixture.log_g(u).numpy(), expected, atol=1e-12)
+        monotone = random_function("monotone", seed=2)
+        log_h = monotone.log_h(torch.linspace(-30, 30, 301, dtype=torch.float64)).numpy()
+    assert np.all(np.diff(log_h) >= -1e-12)  # h non-decreasing in t
+    tiny_t = np.array([-60.0, -40.0])
+    flat = monotone.table().log_g(tiny_t)
+    assert abs(flat[0] - flat[1]) < 1e-12  # g(t) → h(0)/2 > 0 as t → 0
+    strict = make_parametrization("monotone", positive_at_zero=False, blocks=4).table().log_g(tiny_t)
+    assert strict[0] - strict[1] == pytest.approx(-20.0, abs=1e-6)  # g(t) → 0 like t
+
+
+# -- exactness -----------------------------------------------------------------------------------------
+FROZEN_CASES = [("lsb", p) for p in LEARNED] + [("flsb", p) for p in LEARNED]
+
+
+@pytest.mark.parametrize("name, parametrization", FROZEN_CASES)
+def test_frozen_sampler_with_random_theta_is_exact(name, parametrization, tiny_target):
+    if name == "flsb" and not tiny_target.differentiable:
+        with pytest.raises(ValueError, match="differentiable"):
+            samplers.make(name, tiny_target)
+        return
+    sampler = frozen(name, tiny_target, parametrization)
+    assert not sampler.learning and sampler.frozen_at == 0
+    pi = stationary_distribution(tiny_target)
+    T = transition_matrix(sampler)
+    np.testing.assert_allclose(T.sum(axis=1), 1.0, atol=1e-12)
+    np.testing.assert_allclose(pi @ T, pi, atol=1e-10, rtol=0)
+    flow = pi[:, None] * T
+    np.testing.assert_allclose(flow, flow.T, atol=1e-10, rtol=0)
+
+
+def _k_step_check(target, build):
+    pi = stationary_distribution(target)
+    k, mu_k = steps_to_converge(transition_matrix(build(n_chains=1)), pi)
+    sampler = build(n_chains=10_000)
+    for _ in range(k):
+        record = sampler.step()
+    np.testing.assert_allclose(sampler.log_p, target.log_prob(sampler.states), atol=1e-9)
+    codes = targets.state_codes(record.states)
+    assert chi_square_p_value(codes, mu_k, 10_000) > 1e-4
+    assert chi_square_p_value(codes, pi, 10_000) > 1e-4
+
+
+@pytest.mark.parametrize("name, parametrization", [("lsb", "lsb2"), ("lsb", "monotone"), ("flsb", "lsb1")])
+def test_frozen_vectorised_steps_sample_the_exact_k_step_distribution(name, parametrization):
+    target = TINY_TARGETS["frustrated_boltzmann"]()
+    _k_step_check(target, lambda n_chains: frozen(name, target, parametrization, seed=7, n_chains=n_chains))
+
+
+@pytest.mark.parametrize("name", ["lsb", "flsb"])
+def test_the_learning_step_kernel_is_exact_when_theta_stands_still(name):
+    """The learning path (batched proposals, patched normalisers, MH with θ₀) is a correct MH kernel."""
+    target = TINY_TARGETS["frustrated_boltzmann"]()
+
+    def build(n_chains):
+        sampler = samplers.make(name, target, parametrization="lsb1", keep_adapting=True, learning_rate=1e-300,
+                                n_chains=n_chains, seed=7)
+        sampler.load_balancing(random_state(sampler, seed=4))
+        return sampler
+
+    assert build(1).learning
+    _k_step_check(target, build)
+
+
+def test_long_lsb_run_reproduces_exact_marginals_after_learning():
+    target = TINY_TARGETS["ising1d"]()
+    exact = stationary_distribution(target) @ target.enumerate()[0]
+    sampler = samplers.make("lsb", target, parametrization="lsb2", burn_in=500, n_chains=8, seed=3)
+    trace = samplers.run(sampler, 4500, keep_states_every=1)
+    assert sampler.frozen_at == 500
+    draws = trace.states[1000:].astype(float)
+    for site in range(target.dim):
+        series = draws[:, :, site].T
+        standard_error = series.std() / np.sqrt(max(samplers.diagnostics.ess(series), 1.0))
+        assert abs(series.mean() - exact[site]) < 5 * standard_error
+
+
+# -- the objective ---------------------------------------------------------------------------------------
+def _interpolated(knot_values, log_t):
+    positions = KnotPositions(log_t)
+    k, w = torch.as_tensor(positions.segment), torch.as_tensor(positions.weight)
+    return (1 - w) * knot_values[k] + w * knot_values[k + 1] + torch.as_tensor(positions.excess)
+
+
+def _eq5_by_hand(function, log_eta, target, x, j, k):
+    """Eq. 5 (case b) for one chain, p̃ relative to p̃(x), written from the definitions with plain autograd."""
+    d = target.dim
+    knots = function.knot_values()
+
+    def log_q_row(state):
+        log_g = _interpolated(knots, target.delta_log_prob(state[None])[0])
+        return log_g - torch.logsumexp(log_g, 0)
+
+    def log_acceptance(state, site):
+        other = flip(state[None], np.array([site]))[0]
+        log_t = float(target.log_prob(other[None])[0] - target.log_prob(state[None])[0])
+        return torch.clamp(log_t + log_q_row(other)[site] - log_q_row(state)[site], max=0.0), log_t
+
+    log_q = log_q_row(x)
+    log_a, log_t = log_acceptance(x, j)
+    weight = torch.exp(log_q[j] - log_q[j].detach())
+    transition = weight * torch.exp(log_a) * (log_a + log_q[j] - log_t)
+    rejection = 1 - torch.exp(log_acceptance(x, k)[0] + log_q[k])
+    assert 0 <= k < d
+    return transition + rejection * (torch.exp(log_eta) * rejection - log_eta - 1)
+
+
+def test_objective_value_and_gradient_match_eq5_with_plain_autograd():
+    target = TINY_TARGETS["frustrated_boltzmann"]()
+    function = random_function("lsb2", seed=8, scale=0.8)
+    log_eta = torch.tensor(0.3, dtype=torch.float64, requires_grad=True)
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 2, size=(4, target.dim), dtype=np.uint8)
+    j, k = rng.integers(0, target.dim, 4), rng.integers(0, target.dim, 4)
+    table = function.table()
+    ratios = target.delta_log_prob(x)
+    log_p = target.log_prob(x)
+    at_x = FlipProposal(table, ratios)
+    proposals, probes = flip(x, j), flip(x, k)
+    batch = LearningBatch(at_x, FlipProposal(table, target.delta_log_prob(proposals)),
+                          FlipProposal(table, target.delta_log_prob(probes)), j, k,
+                          target.log_prob(proposals) - log_p, target.log_prob(probes) - log_p)
+    ours = mutual_information_bound(function.knot_values(), log_eta, batch)
+    ours_grad = torch.autograd.grad(ours, [*function.parameters(), log_eta])
+    reference = torch.stack([_eq5_by_hand(function, log_eta, target, x[i], j[i], k[i]) for i in range(4)]).mean()
+    reference_grad = torch.autograd.grad(reference, [*function.parameters(), log_eta])
+    assert ours.item() == pytest.approx(reference.item(), rel=1e-12)
+    for a, b in zip(ours_grad, reference_grad):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_patched_proposal_equals_a_fresh_one():
+    target = targets.make("ising_segmentation", size=8, lam=1.0, seed=2)
+    table = random_function("lsb1", seed=1).table()
+    x = np.random.default_rng(1).integers(0, 2, size=(5, target.dim), dtype=np.uint8)
+    ratios = target.delta_log_prob(x)
+    idx = np.arange(5) * 7
+    sites, values = target.delta_after_flip(x, ratios, idx)
+    after = ratios.copy()
+    after[np.arange(5)[:, None], sites] = values
+    patched = FlipProposal(table, after, parent=FlipProposal(table, ratios), sites=sites)
+    fresh = FlipProposal(table, target.delta_log_prob(flip(x, idx)))
+    np.testing.assert_allclose(patched.log_z, fresh.log_z, atol=1e-12)
+    np.testing.assert_allclose(patched.probs, fresh.probs, atol=1e-14)
+    np.testing.assert_allclose(patched.knot_histogram(np.ones(5)), fresh.knot_histogram(np.ones(5)), atol=1e-12)
+    assert patched.knot_histogram(np.ones(5)).sum() == pytest.approx(5.0)
+    assert patched.knot_histogram(np.ones(5)).shape == KNOTS.shape
+
+
+# -- the samplers ------------------------------------------------------------------------------------------
+def test_flsb_with_fixed_sqrt_is_gibbs_with_gradients():
+    target = targets.make("rbm")
+    gwg = samplers.make("gwg", target, n_chains=4, seed=5)
+    flsb = samplers.make("flsb", target, n_chains=4, seed=5, parametrization="fixed", balancing="sqrt")
+    for _ in range(200):
+        a, b = gwg.step(), flsb.step()
+        np.testing.assert_array_equal(a.states, b.states)
+        np.testing.assert_array_equal(a.proposed, b.proposed)
+    assert gwg.n_evals == flsb.n_evals
+
+
+def test_lsb_with_a_fixed_function_is_locally_balanced():
+    target = targets.make("ising_segmentation", size=6, lam=1.0)
+    lb = samplers.make("locally_balanced", target, n_chains=3, seed=2, balancing="barker")
+    lsb = samplers.make("lsb", target, n_chains=3, seed=2, parametrization="fixed", balancing="barker")
+    for _ in range(100):
+        np.testing.assert_array_equal(lb.step().states, lsb.step().states)
+
+
+def test_burn_in_learns_then_freezes_and_counts_evaluations():
+    target = targets.make("ising_segmentation", size=10, lam=1.0)
+    sampler = samplers.make("lsb", target, n_chains=4, seed=0, parametrization="lsb1", burn_in=30)
+    degree = 4
+    before = sampler.n_evals
+    sampler.step()
+    # one learning step: the ratios that change at x' and at x* — at most 2·(1 + deg) per chain
+    assert 0 < sampler.n_evals - before <= 4 * 2 * (1 + degree)
+    weights = []
+    for _ in range(29):
+        sampler.step()
+        weights.append(sampler.learner.function.describe()["w_sqrt"])
+    assert sampler.learning and len(set(weights)) > 1
+    theta = sampler.balancing_state()
+    sampler.step()
+    assert not sampler.learning and sampler.frozen_at == 30
+    for _ in range(20):
+        sampler.step()
+    assert sampler.balancing_state() == theta
+    history = sampler.learner.history.snapshot()
+    assert history["step"].tolist() == list(range(30))
+    assert set(history) == {"step", "loss", "eta", "w_barker", "w_sqrt", "w_min", "w_max"}
+    assert np.all(np.isfinite(history["loss"])) and np.all(history["eta"] > 0)
+
+
+def test_black_box_learning_step_costs_od_and_flsb_costs_two():
+    box = TINY_TARGETS["blackbox"]()
+    lsb = samplers.make("lsb", box, n_chains=3, seed=0, burn_in=5)
+    before = lsb.n_evals
+    lsb.step()
+    assert lsb.n_evals - before == 3 * 2 * box.dim
+    flsb = samplers.make("flsb", targets.make("rbm"), n_chains=3, seed=0, burn_in=5)
+    before = flsb.n_evals
+    flsb.step()
+    assert flsb.n_evals - before == 3 * 2
+    for _ in range(5):
+        flsb.step()
+    before = flsb.n_evals
+    flsb.step()
+    assert not flsb.learning and flsb.n_evals - before == 3
+
+
+def test_freeze_now_keep_adapting_and_history_bound():
+    target = targets.make("ising_segmentation", size=6)
+    sampler = samplers.make("lsb", target, n_chains=2, seed=0, parametrization="lsb2", keep_adapting=True, burn_in=0)
+    assert sampler.learning
+    for _ in range(10):
+        sampler.step()
+    sampler.freeze()
+    assert sampler.frozen_at == 10 and not sampler.learning
+    np.testing.assert_array_equal(sampler.log_g(np.array([0.5])), sampler.learner.table.log_g(np.array([0.5])))
+    from samplers.mi_objective import LearningHistory
+    history = LearningHistory([], capacity=8)
+    for step in range(100):
+        history.append(step, [float(step), 1.0])
+    steps = history.snapshot()["step"]
+    assert len(steps) <= 8 and steps[-1] >= 90 and np.all(np.diff(steps) > 0)
+
+
+def test_same_seed_same_learning_and_different_seed_differs():
+    target = targets.make("ising_segmentation", size=6, lam=1.0)
+    runs = [samplers.make("lsb", target, n_chains=3, seed=s, parametrization="lsb2", burn_in=40) for s in (1, 1, 2)]
+    for sampler in runs:
+        samplers.run(sampler, 60)
+    assert runs[0].balancing_state() == runs[1].balancing_state()
+    assert runs[0].balancing_state() != runs[2].balancing_state()
+
+
+def test_uniform_part_of_q1_keeps_the_chain_in_place():
+    target = TINY_TARGETS["frustrated_boltzmann"]()
+    sampler = samplers.make("lsb", target, n_chains=50, seed=0, uniform_mixture=0.999, burn_in=10)
+    before = sampler.states.copy()
+    record = sampler.step()
+    stayed = ~record.accepted
+    assert stayed.sum() > 40
+    np.testing.assert_array_equal(record.states[stayed], before[stayed])
+    np.testing.assert_allclose(record.proposed_log_prob, target.log_prob(record.proposed), atol=1e-9)
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"parametrization": "lsb3"}, "parametrization"),
+    ({"optimizer": "rmsprop"}, "optimizer"),
+    ({"learning_rate": 0.0}, "learning_rate"),
+    ({"burn_in": -1}, "burn_in"),
+    ({"uniform_mixture": 1.0}, "uniform_mixture"),
+])
+def test_bad_parameters_raise_clear_errors(params, message):
+    with pytest.raises(ValueError, match=message):
+        samplers.make("lsb", targets.make("ising1d"), **params)
+
+
+def test_load_balancing_validates_its_input():
+    sampler = samplers.make("lsb", targets.make("ising1d"), parametrization="lsb1", burn_in=0)
+    with pytest.raises(ValueError, match="keys"):
+        sampler.load_balancing({"w1": [1.0]})
+    with pytest.raises(ValueError, match="finite"):
+        sampler.load_balancing({"theta": [0.0, np.nan, 0.0, 0.0]})
+    with pytest.raises(ValueError, match="fixed"):
+        samplers.make("lsb", targets.make("ising1d"), parametrization="fixed").load_balancing({})
+
+
+def _one_batch(sampler):
+    captured = []
+    update = sampler.learner.update
+    sampler.learner.update = lambda batch, step: captured.append(batch) or update(batch, step)
+    sampler.step()
+    sampler.learner.update = update
+    return captured[0]
+
+
+def test_non_finite_updates_are_skipped_or_undone_and_counted(monkeypatch):
+    target = targets.make("ising_segmentation", size=6, lam=1.0)
+    sampler = samplers.make("lsb", target, n_chains=4, seed=0, parametrization="lsb2", burn_in=50)
+    learner = sampler.learner
+    batch = _one_batch(sampler)
+    theta = sampler.balancing_state()
+    broken = LearningBatch(batch.at_state, batch.at_proposal, batch.at_probe, batch.proposed, batch.probe,
+                           np.full(4, np.nan), batch.log_t_probe)
+    assert np.isnan(learner.update(broken, step=1)) and learner.skipped == 1
+    assert sampler.balancing_state() == theta
+
+    knot_values = learner.function.knot_values
+    calls = iter([lambda: knot_values() * np.inf])
+    monkeypatch.setattr(learner.function, "knot_values", lambda: next(calls, knot_values)())
+    assert np.isfinite(learner.update(batch, step=2)) and learner.skipped == 2
+    assert sampler.balancing_state() == theta  # the step that made g infinite was undone
+    assert np.all(np.isfinite(learner.table.values))
+    samplers.run(sampler, 60)
+    np.testing.assert_allclose(sampler.log_p, target.log_prob(sampler.states), atol=1e-9)
