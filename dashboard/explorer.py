@@ -3,8 +3,8 @@
 ``create_app()`` builds an ``Explorer`` for the current session (server or
 notebook). One periodic callback per session (``refresh_ms``, default 100 ms)
 drains the run's buffer and updates the hot views (status, lattice, traces)
-inside ``pn.io.hold()``; the slow views (diagnostics, balancing function) are
-refreshed about once a second. When a served session ends, its sampler thread
+inside ``pn.io.hold()``; the diagnostics are refreshed about once a second and
+the balancing-function view at most twice a second. When a served session ends, its sampler thread
 is stopped and joined. In a notebook call ``explorer.close()`` when done.
 """
 
@@ -70,10 +70,10 @@ class Explorer(pn.viewable.Viewer):
             self.controls.update_status()
             self.lattice.update(drained)
             self.traces.update(drained)
+            self.balancing.refresh()
             if started - self._last_slow >= SLOW_VIEW_SECONDS:
                 self._last_slow = started
                 self.diagnostics.refresh()
-                self.balancing.refresh()
         self.flush_seconds.append(time.perf_counter() - started)
         del self.flush_seconds[:-1000]
 
@@ -88,11 +88,8 @@ class Explorer(pn.viewable.Viewer):
         return pn.Column(
             pn.Card(self.lattice, title="Lattice", sizing_mode="stretch_width"),
             pn.Card(self.traces, title="Traces", sizing_mode="stretch_width"),
-            pn.Row(
-                pn.Card(self.diagnostics, title="Diagnostics", sizing_mode="stretch_width"),
-                self._balancing_card,
-                sizing_mode="stretch_width",
-            ),
+            self._balancing_card,
+            pn.Card(self.diagnostics, title="Diagnostics", sizing_mode="stretch_width"),
             pn.Card(Catalogue(), title="All targets and samplers", collapsed=True, sizing_mode="stretch_width"),
             sizing_mode="stretch_width",
         )

@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import numpy as np
 import param
@@ -42,6 +43,19 @@ YIELD_SECONDS = 0.001
 #: thread competes with one sampler at a time instead of all of them, which keeps
 #: page loads and clicks prompt when several sessions are sampling.
 _CHUNK_TURN = threading.Lock()
+
+
+@dataclass(frozen=True)
+class LearningState:
+    """A snapshot of a learning sampler for display."""
+
+    history: dict  # step, loss, eta (and LSB1's w_*) arrays
+    learning: bool
+    frozen_at: int | None
+    burn_in: int
+    keep_adapting: bool
+    skipped: int
+    parametrization: str
 
 
 class RunModel(param.Parameterized):
@@ -262,6 +276,28 @@ class RunModel(param.Parameterized):
             "ESS per second": value / seconds if seconds > 0 else float("nan"),
         })
         return result
+
+    @property
+    def learns_balancing(self) -> bool:
+        """Whether the sampler learns its balancing function (LSB, FLSB with a learned parametrisation)."""
+        return getattr(self.sampler, "learner", None) is not None
+
+    def learning_state(self) -> LearningState | None:
+        """What the learner has done so far (lock-free snapshot), or None for a fixed balancing function."""
+        sampler = self.sampler
+        learner = getattr(sampler, "learner", None)
+        if learner is None:
+            return None
+        return LearningState(history=learner.history.snapshot(), learning=sampler.learning,
+                             frozen_at=sampler.frozen_at, burn_in=sampler.burn_in,
+                             keep_adapting=sampler.keep_adapting, skipped=learner.skipped,
+                             parametrization=sampler.parametrization)
+
+    def freeze(self) -> None:
+        """Stop learning the balancing function now (the chain is exact MCMC from here on)."""
+        if self.learns_balancing:
+            with self._exclusive():
+                self.sampler.freeze()
 
     @property
     def has_balancing_function(self) -> bool:

@@ -173,29 +173,35 @@ def mutual_information_bound(knot_values: torch.Tensor, log_eta: torch.Tensor, b
 
 
 class LearningHistory:
-    """Bounded trace of (step, L̂, η, extra scalars): when full, every other row is dropped."""
+    """Bounded trace of (step, L̂, η, extra scalars): when full, every other row is dropped.
+
+    Written by the sampler's thread and read by others without a lock: the
+    rows array and the row count change together as one tuple, so a reader
+    never sees rows that are not written yet.
+    """
 
     def __init__(self, columns: list[str], capacity: int = 4096):
         self.columns = ["step", "loss", "eta", *columns]
-        self._rows = np.empty((capacity, len(self.columns)))
-        self._size = 0
+        self._state = (np.empty((capacity, len(self.columns))), 0)
         self._stride = 1
 
     def append(self, step: int, values: list[float]) -> None:
         if step % self._stride:
             return
-        if self._size == self._rows.shape[0]:
-            kept = self._rows[1::2].copy()
-            self._rows = np.concatenate([kept, np.empty_like(kept)])
-            self._size = kept.shape[0]
+        rows, size = self._state
+        if size == rows.shape[0]:
+            kept = rows[1::2]
+            rows = np.concatenate([kept, np.empty_like(kept)])
+            size = kept.shape[0]
             self._stride *= 2
+            self._state = (rows, size)
             if step % self._stride:
                 return
-        self._rows[self._size] = [step, *values]
-        self._size += 1
+        rows[size] = [step, *values]
+        self._state = (rows, size + 1)
 
     def snapshot(self) -> dict[str, np.ndarray]:
-        rows, size = self._rows, self._size
+        rows, size = self._state
         table = rows[:size].copy()
         return {name: table[:, i] for i, name in enumerate(self.columns)}
 

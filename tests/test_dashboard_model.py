@@ -197,6 +197,36 @@ def test_diagnostics_report_ess_and_rates(model):
     assert 0 < values["acceptance"] <= 1 and values["ESS"] > 0 and values["ESS per second"] > 0
 
 
+def test_a_learning_run_reports_its_state_and_freezes_on_request():
+    run = RunModel(small_config(sampler="lsb", sampler_params={"parametrization": "lsb2", "burn_in": 1000}))
+    try:
+        assert run.learns_balancing
+        run_steps(run, 12)
+        state = run.learning_state()
+        assert state.learning and state.frozen_at is None and state.burn_in == 1000
+        assert state.history["step"].tolist() == list(range(12))
+        run.start()
+        time.sleep(0.2)
+        run.freeze()  # while the thread runs
+        run.pause()
+        state = run.learning_state()
+        assert not state.learning and state.frozen_at >= 12
+        frozen_curve = run.balancing_curve(np.linspace(-3, 3, 7))
+        run_steps(run, 20)
+        np.testing.assert_array_equal(run.balancing_curve(np.linspace(-3, 3, 7)), frozen_curve)
+        np.testing.assert_allclose(run.sampler.log_p, run.target.log_prob(run.sampler.states), atol=1e-9)
+        run.reset()  # the same seed learns the same g again
+        assert run.learning_state().learning
+    finally:
+        run.close()
+    fixed = RunModel(small_config())
+    try:
+        assert not fixed.learns_balancing and fixed.learning_state() is None
+        fixed.freeze()  # nothing to freeze: a no-op
+    finally:
+        fixed.close()
+
+
 # -- uploads, presets, export ------------------------------------------------------------------------
 def test_uploads_parse_uai_npz_and_csv():
     assert parse_upload("markov_network", "tiny.uai", TINY_UAI.encode())["uai_text"] == TINY_UAI
@@ -235,7 +265,7 @@ def test_npz_with_pickled_objects_is_refused():
 
 def test_every_preset_builds_and_runs():
     presets = load_presets()
-    assert len(presets) >= 19
+    assert len(presets) >= 25
     for preset in presets.values():
         target, sampler = preset.run_config().build()
         sampler.step()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import holoviews as hv
 import numpy as np
 import pytest
 
@@ -105,10 +106,58 @@ def test_a_new_run_reuses_the_figures(explorer):
 
 def test_balancing_view_draws_the_samplers_function(explorer):
     explorer.balancing.refresh()
-    overlay = explorer.balancing._pane.object
-    current = [element for element in overlay if "current" in element.label][0]
-    t, g = current.dimension_values(0), current.dimension_values(1)
+    t, g = explorer.balancing._curve.data
     np.testing.assert_allclose(g, np.sqrt(t), rtol=1e-12)
+    assert len(explorer.balancing._learning) == 0  # a fixed function: no learning section
+
+
+def test_learning_view_follows_lsb_and_freeze_now_stops_it():
+    app = make_explorer(sampler="lsb", sampler_params={"parametrization": "lsb1", "burn_in": 500}, n_chains=4)
+    try:
+        view = app.balancing
+        assert len(view._learning) == 3  # status row, L̂ and η, LSB1 weights
+        advance(app, 30)
+        view._last_refresh = -np.inf
+        view.refresh()
+        first_curve = view._curve.data[1].copy()
+        history = view._history.data
+        assert history["step"].tolist() == list(range(30))
+        assert np.all(np.isfinite(history["loss"])) and set(history) >= {"w_sqrt", "eta"}
+        assert "learning" in view.status.object and not view.freeze_button.disabled
+        advance(app, 30)
+        view._last_refresh = -np.inf
+        view.refresh()
+        assert not np.array_equal(view._curve.data[1], first_curve)  # g(t) is redrawn as it learns
+        view.freeze_button.clicks += 1
+        assert app.model.sampler.frozen_at == 60 and not app.model.sampler.learning
+        advance(app, 10)
+        view._last_refresh = -np.inf
+        view.refresh()
+        assert view._frozen.data == [60] and "frozen</b> at step 60" in view.status.object
+        assert view.freeze_button.disabled
+        rendered = hv.render(view.loss_plot)
+        assert rendered.title.text == "objective L̂ (Eq. 5)"
+    finally:
+        app.close()
+
+
+def test_keep_adapting_shows_a_warning_and_lsb2_has_no_weights_panel():
+    app = make_explorer(sampler="lsb", sampler_params={"parametrization": "lsb2", "keep_adapting": True}, n_chains=2)
+    try:
+        advance(app, 5)
+        app.balancing._last_refresh = -np.inf
+        app.balancing.refresh()
+        assert "adaptive MCMC" in app.balancing.status.object
+        assert len(app.balancing._learning) == 2
+    finally:
+        app.close()
+
+
+def test_learning_history_is_thinned_for_display():
+    from dashboard.balancing_view import thinned
+    history = {"step": np.arange(5000.0), "loss": np.zeros(5000)}
+    small = thinned(history, max_points=100)
+    assert len(small["step"]) <= 101 and small["step"][-1] == 4999 and small["step"][0] == 0
 
 
 def test_diagnostics_table_fills_after_a_run(explorer):

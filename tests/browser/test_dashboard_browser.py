@@ -337,3 +337,65 @@ def test_new_runs_do_not_grow_the_browser_document(page: Page):
         apply.click()
         page.wait_for_timeout(500)
     assert page.evaluate(MODEL_COUNT_JS) == before
+
+
+#: A digest of every data source drawn in the plot titled ``title``: the number of rows of
+#: its longest source and all its numeric columns as text (changes whenever any curve does).
+PLOT_SOURCES_JS = """
+(title) => {
+  const docs = (window.Bokeh && window.Bokeh.documents) || [];
+  if (!docs.length || !docs[0].views_manager) return null;
+  const plots = docs[0].views_manager.query(view => Array.isArray(view.model.renderers) && view.model.title != null);
+  for (const view of plots) {
+    const plot = view.model;
+    const text = typeof plot.title === "string" ? plot.title : plot.title.text;
+    if (text !== title) continue;
+    let rows = 0, values = [];
+    for (const renderer of plot.renderers) {
+      const source = renderer.data_source;
+      if (!source || !source.data) continue;
+      for (const column of Object.values(source.data)) {
+        const array = Array.from(column);
+        rows = Math.max(rows, array.length);
+        values.push(array.join(","));
+      }
+    }
+    return {rows: rows, values: values.join("|")};
+  }
+  return null;
+}
+"""
+LSB_PRESET = "LSB · segmentation case 3 · LSB1 learns the mixture (K = 2000)"
+
+
+def plot_sources(page: Page, title: str):
+    return page.evaluate(PLOT_SOURCES_JS, title)
+
+
+def test_learned_balancing_function_is_redrawn_live_and_freezes(page: Page):
+    load_preset(page, LSB_PRESET)
+    expect(select(page, "Sampler")).to_have_value("lsb")
+    expect(alert(page)).to_be_hidden()
+    button(page, "Start").click()
+    learning = page.locator(".learning-status")
+    expect(learning).to_contain_text("learning")
+    wait_for(lambda: plot_sources(page, "objective L̂ (Eq. 5)"), lambda d: d["rows"] > 5,
+             what="the objective trace to fill")
+    first = plot_sources(page, "balancing function g(t)")
+    wait_for(lambda: plot_sources(page, "balancing function g(t)"), lambda d: d["values"] != first["values"],
+             what="the learned g(t) to be redrawn")
+    weights = plot_sources(page, "LSB1 weights softmax(θ)")
+    assert weights and weights["rows"] > 5
+    button(page, "Freeze now").click()
+    expect(learning).to_contain_text("frozen")
+    expect(button(page, "Freeze now")).to_be_disabled()
+    time.sleep(1.0)  # the last redraw of the learned curve reaches the page
+    frozen = plot_sources(page, "balancing function g(t)")
+    time.sleep(1.5)
+    assert plot_sources(page, "balancing function g(t)")["values"] == frozen["values"]
+    assert steps_shown(page) > 0
+    ARTIFACTS.mkdir(exist_ok=True)
+    height = page.evaluate(SCROLLED_HEIGHT_JS)
+    page.set_viewport_size({"width": 1400, "height": min(max(height, 1000), 4000)})
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(ARTIFACTS / "lsb.png"), full_page=True)
