@@ -2,7 +2,7 @@
 #
 #   make serve       start the dashboard at http://localhost:$(PORT)/app
 #   make test        run the test suite
-#   make benchmark   run the benchmarks (python -m benchmarks)
+#   make benchmark   run the benchmarks (python -m benchmarks; ARGS="lsb_cost --steps 500" picks some)
 #
 # Each target bootstraps the virtual environment in .venv from nothing (only
 # Python 3.11 with pip and venv is needed) and installs what it needs. One stamp
@@ -28,7 +28,7 @@ test: $(DEV_STAMP)
 	$(BIN)/python -m pytest
 
 benchmark: $(DEV_STAMP)
-	$(BIN)/python -m benchmarks
+	$(BIN)/python -m benchmarks $(ARGS)
 
 venv: $(DEV_STAMP)
 

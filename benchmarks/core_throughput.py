@@ -22,6 +22,8 @@ import time
 import samplers
 import targets
 
+from . import arguments
+
 SETTINGS = [
     ("metropolis", {}),
     ("gibbs", {}),
@@ -59,6 +61,7 @@ def sites_per_step(name: str, params: dict) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
+    arguments("core_throughput", argv)  # no options: refuse unknown ones
     small = targets.make("ising_segmentation", size=30, lam=1.0, mu=1.0, sigma=3.0, seed=0)
     large = targets.make("ising_segmentation", size=120, lam=1.0, mu=1.0, sigma=3.0, seed=0)
     header = (f"{'sampler':34s} {'steps/s':>9s} {'site upd/s':>11s} {'bare steps/s':>12s} "

@@ -28,6 +28,8 @@ from dashboard.explorer import prefer_responsiveness
 from dashboard.config import RunConfig
 from dashboard.run_model import RunModel
 
+from . import arguments
+
 CONFIG = dict(target="ising_segmentation", target_params={"size": 30, "lam": 1.0, "mu": 1.0, "sigma": 3.0},
               sampler="locally_balanced", sampler_params={"balancing": "barker"}, n_chains=30, seed=0,
               statistic="agreement")
@@ -85,6 +87,7 @@ def serve(explorers: list):
 
 
 def main(argv: list[str] | None = None) -> None:
+    arguments("dashboard_live", argv)  # no options: refuse unknown ones
     prefer_responsiveness()  # as app.py does
     base = headless_rate()
     explorers: list = []

@@ -16,7 +16,8 @@ from __future__ import annotations
 import targets
 from targets.markov_network import shipped_networks
 
-from .lsb_runs import arguments, burn_in_figure, run_one, save, table
+from . import arguments
+from .lsb_runs import burn_in_figure, run_one, save, table
 
 SAMPLERS = {
     "t/(1+t)": ("locally_balanced", {"balancing": "barker"}),

@@ -21,7 +21,8 @@ import numpy as np
 
 import targets
 
-from .lsb_runs import arguments, burn_in_figure, run_one, save, table
+from . import arguments
+from .lsb_runs import burn_in_figure, run_one, save, table
 
 SAMPLERS = {
     "GWG": ("gwg", {}),

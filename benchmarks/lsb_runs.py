@@ -15,7 +15,6 @@ a table spends its burn-in the same way. Reported per run:
 
 from __future__ import annotations
 
-import argparse
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,10 +117,3 @@ def save(name: str, text: str, figures: list) -> Path:
     if figures:
         hv.save(hv.Layout(figures).cols(2), RESULTS / f"{name}.html")
     return RESULTS / f"{name}.md"
-
-
-def arguments(description: str, argv, **defaults) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog=description, description=description)
-    for key, value in defaults.items():
-        parser.add_argument(f"--{key.replace('_', '-')}", type=type(value), default=value)
-    return parser.parse_args(argv)

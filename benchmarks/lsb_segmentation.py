@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import targets
 
-from .lsb_runs import arguments, burn_in_figure, run_one, save, table
+from . import arguments
+from .lsb_runs import burn_in_figure, run_one, save, table
 
 CASES = {
     "case 1 (independent, noisy)": dict(lam=0.0, mu=1.0, sigma=3.0),

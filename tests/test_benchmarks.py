@@ -1,0 +1,44 @@
+"""The LSB paper benchmarks run end to end at a tiny size and write their tables and figures."""
+
+from __future__ import annotations
+
+import pytest
+
+import benchmarks.lsb_runs as lsb_runs
+from benchmarks import arguments
+from benchmarks import lsb_markov, lsb_rbm, lsb_segmentation
+
+
+@pytest.fixture
+def results(tmp_path, monkeypatch):
+    monkeypatch.setattr(lsb_runs, "RESULTS", tmp_path)
+    return tmp_path
+
+
+@pytest.mark.parametrize("module, argv", [
+    (lsb_segmentation, ["--seeds", "2", "--burn-in", "20", "--steps", "30", "--size", "6", "--chains", "4"]),
+    (lsb_rbm, ["--seeds", "2", "--burn-in", "50", "--steps", "30", "--chains", "4"]),
+    (lsb_markov, ["--seeds", "2", "--burn-in", "10", "--steps", "20", "--chains", "2"]),
+])
+def test_lsb_benchmarks_write_tables_and_figures(module, argv, results, capsys):
+    module.main(argv)
+    name = module.__name__.rsplit(".", 1)[1]
+    table = (results / f"{name}.md").read_text()
+    assert "| sampler |" in table and "±" in table
+    assert (results / f"{name}.html").stat().st_size > 10_000
+    assert "written:" in capsys.readouterr().out
+
+
+def test_convergence_is_measured_from_the_start_to_equilibrium():
+    import numpy as np
+
+    trace = np.array([0.0, 0.5, 0.9, 0.995, 1.0, 0.999])
+    evals = np.arange(6) * 10.0
+    assert lsb_runs.evals_to_converge(trace, evals, equilibrium=1.0) == 30.0
+    assert np.isnan(lsb_runs.evals_to_converge(trace[:3], evals[:3], equilibrium=1.0))
+
+
+def test_unknown_options_are_refused():
+    with pytest.raises(SystemExit):
+        arguments("lsb_cost", ["--bogus", "1"], steps=3)
+    assert arguments("lsb_cost", ["--steps", "5"], steps=3).steps == 5
