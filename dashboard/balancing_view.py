@@ -105,8 +105,7 @@ class BalancingView(pn.viewable.Viewer):
         self.eta_plot = (eta.opts(color="teal", framewise=True, tools=["hover"]) * marker).opts(title="η", **TRACE_OPTS)
         self.weights_plot = (weights * marker).opts(
             title="LSB1 weights softmax(θ)", legend_position="right", **TRACE_OPTS)
-        self.freeze_button = pn.widgets.Button(label="Freeze now", color="warning", width=120,
-                                               description="Stop learning: θ is fixed and the chain is exact MCMC.")
+        self.freeze_button = pn.widgets.Button(label="Freeze now", color="warning", width=120)
         self.freeze_button.on_click(lambda event: self.model.freeze())
         self.status = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["learning-status"])
         self._g_pane = pn.pane.HoloViews(self.g_plot, width=480)
@@ -114,6 +113,7 @@ class BalancingView(pn.viewable.Viewer):
                                       pn.pane.HoloViews(self.eta_plot, sizing_mode="stretch_width"),
                                       sizing_mode="stretch_width")
         self._weights_pane = pn.pane.HoloViews(self.weights_plot, sizing_mode="stretch_width")
+        self._controls = pn.Row(self.freeze_button, self.status, sizing_mode="stretch_width")
         self._learning = pn.Column(sizing_mode="stretch_width")
         self._layout = pn.Row(self._g_pane, self._learning, sizing_mode="stretch_width")
         self._last_refresh = -np.inf
@@ -131,10 +131,11 @@ class BalancingView(pn.viewable.Viewer):
         state = self.model.learning_state()
         children = []
         if state is not None:
-            children += [pn.Row(self.freeze_button, self.status, sizing_mode="stretch_width"), self._trace_panes]
+            children += [self._controls, self._trace_panes]
             if state.parametrization == "lsb1":
                 children.append(self._weights_pane)
-        self._learning[:] = children
+        if children != list(self._learning):
+            self._learning[:] = children
         self._last_curve = self._last_rows = None
         self._last_refresh = -np.inf
         self.refresh()

@@ -32,7 +32,7 @@ import torch
 
 from targets.base import flip
 
-from .balancing import PARAMETRIZATIONS, make_parametrization
+from .balancing import BALANCING, PARAMETRIZATIONS, make_parametrization
 from .base import metropolis_accept
 from .locally_balanced import GibbsWithGradients, LocallyBalanced, flip_log_acceptance
 from .mi_objective import BalancingLearner, FlipProposal, LearningBatch
@@ -46,6 +46,8 @@ class _SelfBalancing(param.Parameterized):
         default="lsb1", objects=[*PARAMETRIZATIONS, "fixed"],
         doc="Learned g: lsb1 (softmax mixture of the four), lsb2 (neural h), monotone (min–max h, "
             "for near-deterministic targets), or fixed (the `balancing` function, nothing learned).")
+    balancing = param.Selector(default="sqrt", objects=list(BALANCING),
+                               doc="With parametrization='fixed': the balancing function g used (nothing is learned).")
     hidden_units = param.Integer(10, bounds=(1, 256), doc="Hidden units of LSB2's network h_θ.")
     monotone_blocks = param.Integer(20, bounds=(1, 64), doc="Monotone network: blocks × units per block.")
     positive_at_zero = param.Boolean(True, doc="Monotone network: g(0) > 0, so zero-ratio moves keep weight.")
@@ -120,19 +122,20 @@ class _SelfBalancing(param.Parameterized):
 
     # -- hooks for the two ratio estimates -------------------------------------------------------------
     def _current_ratios(self) -> np.ndarray:
-        raise TypeError
+        """The flip log-ratios (exact or estimated) at the chains' states, ``(n, d)``."""
+        raise TypeError(f"{type(self).__name__} must implement _current_ratios")
 
     def _ratios_at(self, x: np.ndarray):
         """(flip log-ratios, log p̃, cache) of fresh states."""
-        raise TypeError
+        raise TypeError(f"{type(self).__name__} must implement _ratios_at")
 
     def _ratios_after_flip(self, x, log_p, ratios, idx):
         """(flip log-ratios, log p̃, cache, changed sites or None if all changed) at x^(idx)."""
-        raise TypeError
+        raise TypeError(f"{type(self).__name__} must implement _ratios_after_flip")
 
     def _keep(self, rows: np.ndarray, ratios: np.ndarray, cache) -> None:
         """Store the caches of accepted proposals."""
-        raise TypeError
+        raise TypeError(f"{type(self).__name__} must implement _keep")
 
     # -- Algorithm 1 / 2 ---------------------------------------------------------------------------------
     def _learning_step(self):

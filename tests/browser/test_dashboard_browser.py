@@ -386,7 +386,12 @@ def test_learned_balancing_function_is_redrawn_live_and_freezes(page: Page):
              what="the learned g(t) to be redrawn")
     weights = plot_sources(page, "LSB1 weights softmax(θ)")
     assert weights and weights["rows"] > 5
-    button(page, "Freeze now").click()
+    # The button sits below the fold of the template's scrolled main area: scroll first and let
+    # the scroll settle, or the click can land where the button was before the scroll ended.
+    freeze = button(page, "Freeze now")
+    freeze.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    freeze.click()
     expect(learning).to_contain_text("frozen")
     expect(button(page, "Freeze now")).to_be_disabled()
     time.sleep(1.0)  # the last redraw of the learned curve reaches the page
