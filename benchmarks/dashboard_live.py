@@ -10,7 +10,10 @@ Panel server on 127.0.0.1):
 * click-to-effect latency (Pause → status shows "paused") with 4 concurrent
   browser sessions running.
 
-Run:  python -m benchmarks dashboard_live   (needs /usr/bin/chromium)
+Run:  python -m benchmarks dashboard_live [--preset NAME]   (needs /usr/bin/chromium)
+
+``--preset`` runs a named preset instead of the default locally balanced
+segmentation run (e.g. an LSB preset, whose balancing view redraws live).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from playwright.sync_api import sync_playwright
 from dashboard import create_app
 from dashboard.explorer import prefer_responsiveness
 from dashboard.config import RunConfig
+from dashboard.presets import load_presets
 from dashboard.run_model import RunModel
 
 from . import arguments
@@ -58,8 +62,8 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def headless_rate() -> float:
-    model = RunModel(RunConfig(**CONFIG))
+def headless_rate(config: RunConfig) -> float:
+    model = RunModel(config)
     model.start()
     time.sleep(SECONDS)
     steps = model.poll().n_steps
@@ -67,9 +71,9 @@ def headless_rate() -> float:
     return steps / SECONDS
 
 
-def serve(explorers: list):
+def serve(explorers: list, config: RunConfig):
     def factory():
-        explorer = create_app(RunConfig(**CONFIG))
+        explorer = create_app(config)
         explorers.append(explorer)
         return explorer.template()
 
@@ -87,11 +91,12 @@ def serve(explorers: list):
 
 
 def main(argv: list[str] | None = None) -> None:
-    arguments("dashboard_live", argv)  # no options: refuse unknown ones
+    args = arguments("dashboard_live", argv, preset="")
+    config = load_presets()[args.preset].run_config() if args.preset else RunConfig(**CONFIG)
     prefer_responsiveness()  # as app.py does
-    base = headless_rate()
+    base = headless_rate(config)
     explorers: list = []
-    server, url = serve(explorers)
+    server, url = serve(explorers, config)
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
@@ -128,8 +133,8 @@ def main(argv: list[str] | None = None) -> None:
             explorer.close()
         server.stop()
 
-    print(f"configuration: {CONFIG['sampler']} ({CONFIG['sampler_params']}) on {CONFIG['target']} 30×30, "
-          f"{CONFIG['n_chains']} chains, refresh every 100 ms")
+    print(f"configuration: {config.sampler} ({config.sampler_params}) on {config.target} {config.target_params}, "
+          f"{config.n_chains} chains, refresh every 100 ms")
     print(f"steps/s headless                      {base:10.0f}")
     print(f"steps/s served, browser connected     {served:10.0f}")
     print(f"ratio served / headless               {served / base:10.2f}   (goal >= 0.8)")

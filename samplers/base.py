@@ -49,10 +49,14 @@ class StepRecord:
 
 def sample_categorical(log_weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One index per row drawn with probability ∝ exp(log_weights) (inverse-CDF)."""
-    weights = np.exp(log_weights - log_weights.max(axis=1, keepdims=True))
+    return sample_weighted(np.exp(log_weights - log_weights.max(axis=1, keepdims=True)), rng)
+
+
+def sample_weighted(weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One index per row drawn with probability ∝ weights (non-negative, inverse-CDF)."""
     cumulative = np.cumsum(weights, axis=1)
-    u = rng.random(log_weights.shape[0]) * cumulative[:, -1]
-    return np.minimum((cumulative <= u[:, None]).sum(axis=1), log_weights.shape[1] - 1)
+    u = rng.random(weights.shape[0]) * cumulative[:, -1]
+    return np.minimum((cumulative <= u[:, None]).sum(axis=1), weights.shape[1] - 1)
 
 
 def log_softmax(log_weights: np.ndarray) -> np.ndarray:

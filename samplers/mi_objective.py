@@ -67,14 +67,15 @@ import numpy as np
 import torch
 
 from .balancing import KNOTS, BalancingTable, KnotPositions, LearnedBalancing
+from .base import sample_weighted
 
 
 class FlipProposal:
     """Q_θ₀(x^(j)|x) for a batch: log g at every flip ratio, log Z and the probabilities.
 
-    ``changed(table, rows_sites, log_ratios)`` builds the proposal at states
-    that differ from these only in a few flip ratios (1 + deg on a sparse
-    model) by recomputing those entries alone.
+    With ``parent`` and ``sites`` (``(n, k)``), the proposal at states whose
+    flip ratios differ from the parent's only at ``sites`` (1 + deg after a
+    flip on a sparse model) recomputes those entries alone.
     """
 
     def __init__(self, table: BalancingTable, log_ratios: np.ndarray, *, parent: "FlipProposal | None" = None,
@@ -97,9 +98,7 @@ class FlipProposal:
         self.log_z = (shift + np.log(total))[:, 0]
 
     def sample(self, rng: np.random.Generator) -> np.ndarray:
-        cumulative = np.cumsum(self.probs, axis=1)
-        u = rng.random(self.probs.shape[0]) * cumulative[:, -1]
-        return np.minimum((cumulative <= u[:, None]).sum(axis=1), self.probs.shape[1] - 1)
+        return sample_weighted(self.probs, rng)
 
     def log_q_at(self, idx: np.ndarray) -> np.ndarray:
         rows = np.arange(idx.size)
@@ -190,7 +189,7 @@ class LearningHistory:
             return
         rows, size = self._state
         if size == rows.shape[0]:
-            kept = rows[1::2]
+            kept = rows[0::2]  # the rows at multiples of the doubled stride
             rows = np.concatenate([kept, np.empty_like(kept)])
             size = kept.shape[0]
             self._stride *= 2

@@ -328,7 +328,7 @@ def test_freeze_now_keep_adapting_and_history_bound():
     for step in range(100):
         history.append(step, [float(step), 1.0])
     steps = history.snapshot()["step"]
-    assert len(steps) <= 8 and steps[-1] >= 90 and np.all(np.diff(steps) > 0)
+    assert len(steps) <= 8 and steps[-1] >= 80 and len(set(np.diff(steps))) == 1  # evenly spaced
 
 
 def test_same_seed_same_learning_and_different_seed_differs():
