@@ -1,30 +1,32 @@
 """The balancing-function view: g(t) of the sampler over the four classic functions, and how it is learned.
 
-Top: g(t) on log–log axes over t ∈ [1e-3, 1e3] — the four classic functions
-dashed, the sampler's current g solid. For LSB/FLSB the solid curve is
-g_θ as it learns, redrawn live.
+Left: g(t) on log–log axes over t ∈ [1e-3, 1e3] — the four classic functions
+dashed, the sampler's current g solid. For LSB/FLSB the solid curve is g_θ as
+it learns, redrawn live.
 
-Below, for a learning sampler only: the objective L̂ (the case-(b) bound of
-the LSB paper, Eq. 5) and η against the step, LSB1's mixture weights against
-the step, a vertical marker at the step where θ was frozen, a status line (with
-a warning when "keep adapting" makes the chain adaptive MCMC) and a
+Right, for a learning sampler only: the objective L̂ (the case-(b) bound of the
+LSB paper, Eq. 5) and η against the step, LSB1's mixture weights against the
+step, a dotted marker at the step where θ was frozen, a status line (with a
+warning when "keep adapting" makes the chain adaptive MCMC) and a
 "Freeze now" button.
 
-HoloViews ``DynamicMap``s fed by ``Pipe`` streams: a refresh sends new data,
-and HoloViews patches the existing Bokeh sources instead of re-rendering the
-plots. ``refresh()`` is cheap to call at every flush; it redraws at most every
-``LIVE_SECONDS`` and only what changed.
+Like the other live views, the Bokeh figures are built once per session and
+only their ``ColumnDataSource``s change. (A HoloViews ``DynamicMap`` + ``Pipe``
+version of this view cost 100–400 ms of the server thread per update; setting
+a source's data costs about a millisecond.) ``refresh()`` is cheap to call at
+every flush: it redraws at most every ``LIVE_SECONDS``, and only what changed.
 """
 
 from __future__ import annotations
 
 import time
 
-import holoviews as hv
-import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh backend used by .opts)
 import numpy as np
 import panel as pn
 import param
+from bokeh.models import ColumnDataSource, Span
+from bokeh.palettes import Category10_4
+from bokeh.plotting import figure
 
 from samplers.balancing import BALANCING, FORMULAS
 
@@ -32,20 +34,11 @@ from .run_model import LearningState, RunModel
 
 LOG_T = np.linspace(np.log(1e-3), np.log(1e3), 241)
 T = np.exp(LOG_T)
-CLASSIC_STYLE = {"line_dash": "dashed", "line_width": 1.5, "alpha": 0.7}
 LIVE_SECONDS = 0.5
 #: Most points drawn per learning trace (the learner keeps up to 4,096).
-HISTORY_POINTS = 800
+HISTORY_POINTS = 500
 WEIGHT_COLUMNS = [f"w_{name}" for name in BALANCING]
-#: Options of the learning-trace overlays; their curves are ``framewise`` (every update rescales the axes).
-TRACE_OPTS = dict(responsive=True, height=160, show_grid=True)
-
-
-def classic_curves() -> list[hv.Curve]:
-    return [
-        hv.Curve((T, np.exp(log_g(LOG_T))), "t", "g(t)", label=f"{name}: {FORMULAS[name]}").opts(**CLASSIC_STYLE)
-        for name, log_g in BALANCING.items()
-    ]
+HISTORY_COLUMNS = ["step", "loss", "eta", *WEIGHT_COLUMNS]
 
 
 def thinned(history: dict, max_points: int = HISTORY_POINTS) -> dict:
@@ -56,15 +49,10 @@ def thinned(history: dict, max_points: int = HISTORY_POINTS) -> dict:
     return {name: column[keep] for name, column in history.items()}
 
 
-def _empty_history() -> dict:
-    return {name: np.zeros(0) for name in ["step", "loss", "eta", *WEIGHT_COLUMNS]}
-
-
-def _weight_curves(data: dict) -> hv.Overlay:
-    return hv.Overlay([
-        hv.Curve((data["step"], data.get(column, np.zeros(0))), "step", "weight", label=column[2:]).opts(framewise=True)
-        for column in WEIGHT_COLUMNS
-    ])
+def history_columns(history: dict) -> dict:
+    """Source columns for the learning traces; LSB1's weight columns are NaN for other parametrisations."""
+    blank = np.full(len(history["step"]), np.nan)
+    return {name: history.get(name, blank) for name in HISTORY_COLUMNS}
 
 
 def learning_status(state: LearningState, step: int) -> str:
@@ -73,12 +61,20 @@ def learning_status(state: LearningState, step: int) -> str:
         text = (f"<b>keep adapting</b> ({state.parametrization}, step {step:,}): ⚠ the chain is adaptive MCMC — "
                 "its invariance is not guaranteed; press <i>Freeze now</i> before collecting samples")
     elif state.learning:
-        text = f"<b>learning</b> {state.parametrization}: step {step:,} of burn-in K = {state.burn_in:,}"
+        text = (f"<b>learning</b> {state.parametrization}: step {step:,} of burn-in K = {state.burn_in:,}; "
+                "<i>Freeze now</i> fixes θ")
     else:
         text = f"<b>frozen</b> at step {state.frozen_at:,}: exact locally balanced MCMC with the learned g"
     if state.skipped:
         text += f" · {state.skipped} non-finite update(s) undone"
     return text
+
+
+def _trace_figure(title: str, y_label: str, height: int = 170):
+    fig = figure(height=height, sizing_mode="stretch_width", title=title, x_axis_label="step", y_axis_label=y_label,
+                 tools="pan,wheel_zoom,box_zoom,reset,hover")
+    fig.toolbar.logo = None
+    return fig
 
 
 class BalancingView(pn.viewable.Viewer):
@@ -88,54 +84,72 @@ class BalancingView(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._curve = hv.streams.Pipe(data=(T, T))
-        self._history = hv.streams.Pipe(data=_empty_history())
-        self._frozen = hv.streams.Pipe(data=[])
-        current = hv.DynamicMap(lambda data: hv.Curve(data, "t", "g(t)", label="current g"), streams=[self._curve])
-        self.g_plot = (hv.Overlay(classic_curves()) * current.opts(line_width=3, color="black")).opts(
-            logx=True, logy=True, width=470, height=360, show_grid=True, title="balancing function g(t)",
-            legend_position="top_left", legend_opts={"label_text_font_size": "8pt"})
-        marker = hv.DynamicMap(hv.VLines, streams=[self._frozen]).opts(color="firebrick", line_dash="dotted",
-                                                                     line_width=2, framewise=True)
-        loss = hv.DynamicMap(lambda data: hv.Curve((data["step"], data["loss"]), "step", "L̂"), streams=[self._history])
-        eta = hv.DynamicMap(lambda data: hv.Curve((data["step"], data["eta"]), "step", "η"), streams=[self._history])
-        weights = hv.DynamicMap(_weight_curves, streams=[self._history])
-        self.loss_plot = (loss.opts(color="black", framewise=True, tools=["hover"]) * marker).opts(
-            title="objective L̂ (Eq. 5)", **TRACE_OPTS)
-        self.eta_plot = (eta.opts(color="teal", framewise=True, tools=["hover"]) * marker).opts(title="η", **TRACE_OPTS)
-        self.weights_plot = (weights * marker).opts(
-            title="LSB1 weights softmax(θ)", legend_position="right", **TRACE_OPTS)
+        self.curve_source = ColumnDataSource({"t": T, "g": T})
+        self.history_source = ColumnDataSource(history_columns({"step": np.zeros(0)}))
+        self.g_figure = self._g_figure()
+        self.frozen_markers = []
+        self.loss_figure = self._with_marker(_trace_figure("objective L̂ (Eq. 5)", "L̂"))
+        self.loss_figure.line("step", "loss", source=self.history_source, color="black")
+        self.eta_figure = self._with_marker(_trace_figure("η", "η"))
+        self.eta_figure.line("step", "eta", source=self.history_source, color="teal")
+        self.weights_figure = self._with_marker(_trace_figure("LSB1 weights softmax(θ)", "weight", height=200))
+        for column, color in zip(WEIGHT_COLUMNS, Category10_4):
+            self.weights_figure.line("step", column, source=self.history_source, color=color, line_width=2,
+                                     legend_label=column[2:])
+        self.weights_figure.legend.location = "center_right"
+        self.weights_figure.legend.label_text_font_size = "8pt"
         self.freeze_button = pn.widgets.Button(label="Freeze now", color="warning", width=120)
         self.freeze_button.on_click(lambda event: self.model.freeze())
         self.status = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["learning-status"])
-        self._g_pane = pn.pane.HoloViews(self.g_plot, width=480)
-        self._trace_panes = pn.Column(pn.pane.HoloViews(self.loss_plot, sizing_mode="stretch_width"),
-                                      pn.pane.HoloViews(self.eta_plot, sizing_mode="stretch_width"),
-                                      sizing_mode="stretch_width")
-        self._weights_pane = pn.pane.HoloViews(self.weights_plot, sizing_mode="stretch_width")
-        self._controls = pn.Row(self.freeze_button, self.status, sizing_mode="stretch_width")
-        self._learning = pn.Column(sizing_mode="stretch_width")
-        self._layout = pn.Row(self._g_pane, self._learning, sizing_mode="stretch_width")
+        self._learning_figures = [self.loss_figure, self.eta_figure, self.weights_figure]
+        self._layout = pn.Row(
+            pn.pane.Bokeh(self.g_figure, width=480, height=360),
+            pn.Column(pn.Row(self.freeze_button, self.status, sizing_mode="stretch_width"),
+                      *(pn.pane.Bokeh(fig, sizing_mode="stretch_width") for fig in self._learning_figures),
+                      sizing_mode="stretch_width"),
+            sizing_mode="stretch_width",
+        )
         self._last_refresh = -np.inf
         self._last_curve = None
         self._last_rows = None
         self.model.param.watch(self._reconfigure, "config")
         self._reconfigure()
 
+    def _g_figure(self):
+        fig = figure(width=470, height=350, x_axis_type="log", y_axis_type="log", title="balancing function g(t)",
+                     x_axis_label="t", y_axis_label="g(t)", x_range=(1e-3, 1e3), y_range=(1e-3, 1e3),
+                     tools="pan,wheel_zoom,box_zoom,reset,hover")
+        for (name, log_g), color in zip(BALANCING.items(), Category10_4):
+            fig.line(T, np.exp(log_g(LOG_T)), color=color, line_dash="dashed", line_width=1.5, alpha=0.8,
+                     legend_label=f"{name}: {FORMULAS[name]}")
+        fig.line("t", "g", source=self.curve_source, color="black", line_width=3, legend_label="current g")
+        fig.legend.location = "top_left"
+        fig.legend.label_text_font_size = "8pt"
+        fig.toolbar.logo = None
+        return fig
+
+    def _with_marker(self, fig):
+        marker = Span(location=0, dimension="height", line_color="firebrick", line_dash="dotted", line_width=2,
+                      visible=False)
+        fig.add_layout(marker)
+        self.frozen_markers.append(marker)
+        return fig
+
     @property
     def applies(self) -> bool:
         return self.model.has_balancing_function
 
     def _reconfigure(self, *events) -> None:
-        """Show the learning section only for a learning sampler, and redraw from scratch."""
+        """Show the learning traces and controls only for a learning sampler; redraw from scratch."""
         state = self.model.learning_state()
-        children = []
-        if state is not None:
-            children += [self._controls, self._trace_panes]
-            if state.parametrization == "lsb1":
-                children.append(self._weights_pane)
-        if children != list(self._learning):
-            self._learning[:] = children
+        learns = state is not None
+        with pn.io.hold():
+            self.freeze_button.visible = self.status.visible = learns
+            self.loss_figure.visible = self.eta_figure.visible = learns
+            self.weights_figure.visible = learns and state.parametrization == "lsb1"
+            self.history_source.data = history_columns({"step": np.zeros(0)})
+            for marker in self.frozen_markers:
+                marker.visible = False
         self._last_curve = self._last_rows = None
         self._last_refresh = -np.inf
         self.refresh()
@@ -149,7 +163,7 @@ class BalancingView(pn.viewable.Viewer):
         log_g = self.model.balancing_curve(LOG_T)
         if self._last_curve is None or not np.array_equal(log_g, self._last_curve):
             self._last_curve = log_g
-            self._curve.send((T, np.exp(log_g)))
+            self.curve_source.data = {"t": T, "g": np.exp(log_g)}
         state = self.model.learning_state()
         if state is None:
             return
@@ -157,8 +171,10 @@ class BalancingView(pn.viewable.Viewer):
         rows = (len(history["step"]), history["step"][-1] if len(history["step"]) else -1, state.frozen_at)
         if rows != self._last_rows:
             self._last_rows = rows
-            self._history.send(thinned(history))
-            self._frozen.send([] if state.frozen_at is None else [state.frozen_at])
+            self.history_source.data = history_columns(thinned(history))
+            for marker in self.frozen_markers:
+                marker.visible = state.frozen_at is not None
+                marker.location = state.frozen_at or 0
         self.status.object = learning_status(state, self.model.sampler.n_steps)
         self.freeze_button.disabled = not state.learning
 

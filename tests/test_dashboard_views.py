@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import holoviews as hv
 import numpy as np
 import pytest
 
@@ -105,38 +104,46 @@ def test_a_new_run_reuses_the_figures(explorer):
 
 
 def test_balancing_view_draws_the_samplers_function(explorer):
-    explorer.balancing.refresh()
-    t, g = explorer.balancing._curve.data
-    np.testing.assert_allclose(g, np.sqrt(t), rtol=1e-12)
-    assert len(explorer.balancing._learning) == 0  # a fixed function: no learning section
+    view = explorer.balancing
+    view.refresh()
+    data = view.curve_source.data
+    np.testing.assert_allclose(data["g"], np.sqrt(data["t"]), rtol=1e-12)
+    # a fixed function: no learning traces or controls
+    assert not any(fig.visible for fig in (view.loss_figure, view.eta_figure, view.weights_figure))
+    assert not view.freeze_button.visible
+
+
+def _refresh_now(view):
+    view._last_refresh = -np.inf
+    view.refresh()
 
 
 def test_learning_view_follows_lsb_and_freeze_now_stops_it():
     app = make_explorer(sampler="lsb", sampler_params={"parametrization": "lsb1", "burn_in": 500}, n_chains=4)
     try:
         view = app.balancing
-        assert len(view._learning) == 3  # status row, L̂ and η, LSB1 weights
+        assert view.loss_figure.visible and view.eta_figure.visible and view.weights_figure.visible
         advance(app, 30)
-        view._last_refresh = -np.inf
-        view.refresh()
-        first_curve = view._curve.data[1].copy()
-        history = view._history.data
-        assert history["step"].tolist() == list(range(30))
-        assert np.all(np.isfinite(history["loss"])) and set(history) >= {"w_sqrt", "eta"}
+        _refresh_now(view)
+        first_curve = np.array(view.curve_source.data["g"])
+        history = view.history_source.data
+        assert list(history["step"]) == list(range(30))
+        assert np.all(np.isfinite(history["loss"])) and np.all(np.isfinite(history["w_sqrt"]))
         assert "learning" in view.status.object and not view.freeze_button.disabled
         advance(app, 30)
-        view._last_refresh = -np.inf
-        view.refresh()
-        assert not np.array_equal(view._curve.data[1], first_curve)  # g(t) is redrawn as it learns
+        _refresh_now(view)
+        assert not np.array_equal(view.curve_source.data["g"], first_curve)  # g(t) is redrawn as it learns
+        assert not any(marker.visible for marker in view.frozen_markers)
         view.freeze_button.clicks += 1
         assert app.model.sampler.frozen_at == 60 and not app.model.sampler.learning
         advance(app, 10)
-        view._last_refresh = -np.inf
-        view.refresh()
-        assert view._frozen.data == [60] and "frozen</b> at step 60" in view.status.object
-        assert view.freeze_button.disabled
-        rendered = hv.render(view.loss_plot)
-        assert rendered.title.text == "objective L̂ (Eq. 5)"
+        _refresh_now(view)
+        assert all(marker.visible and marker.location == 60 for marker in view.frozen_markers)
+        assert "frozen</b> at step 60" in view.status.object and view.freeze_button.disabled
+        frozen_curve = np.array(view.curve_source.data["g"])
+        advance(app, 10)
+        _refresh_now(view)
+        np.testing.assert_array_equal(view.curve_source.data["g"], frozen_curve)
     finally:
         app.close()
 
@@ -145,10 +152,10 @@ def test_keep_adapting_shows_a_warning_and_lsb2_has_no_weights_panel():
     app = make_explorer(sampler="lsb", sampler_params={"parametrization": "lsb2", "keep_adapting": True}, n_chains=2)
     try:
         advance(app, 5)
-        app.balancing._last_refresh = -np.inf
-        app.balancing.refresh()
+        _refresh_now(app.balancing)
         assert "adaptive MCMC" in app.balancing.status.object
-        assert len(app.balancing._learning) == 2
+        assert app.balancing.loss_figure.visible and not app.balancing.weights_figure.visible
+        assert np.all(np.isnan(app.balancing.history_source.data["w_sqrt"]))
     finally:
         app.close()
 
