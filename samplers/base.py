@@ -39,6 +39,10 @@ class StepRecord:
     proposed_log_prob: np.ndarray
     n_evals: int
     step: int
+    #: On the first step after a reset: the chains' initial states and log p̃ (else None),
+    #: so that a record stream describes each whole chain (see ``samplers.opad``).
+    start_states: np.ndarray | None = None
+    start_log_prob: np.ndarray | None = None
 
     @cached_property
     def proposed(self) -> np.ndarray:
@@ -135,6 +139,7 @@ class Sampler(param.Parameterized):
         returns ``None`` (the acceptance mask is still in ``last_accepted``):
         the move itself costs O(1) per chain on sparse models.
         """
+        start = (self.states.copy(), self.log_p.copy()) if record and self.n_steps == 0 else (None, None)
         before = self.target.n_evals
         moved = self._step()
         self.n_evals += self.target.n_evals - before
@@ -147,6 +152,8 @@ class Sampler(param.Parameterized):
             log_prob=self.log_p.copy(),
             n_evals=self.n_evals,
             step=self.n_steps,
+            start_states=start[0],
+            start_log_prob=start[1],
             **moved,
         )
 

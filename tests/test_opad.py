@@ -1,0 +1,150 @@
+"""OPAD / OPAD+ particle store: Theorem 1, exact incremental KL, expectations, bounds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import samplers
+import targets
+from samplers.exact import stationary_distribution
+from samplers.opad import ParticleStore
+
+from tests.tiny import TINY_TARGETS
+
+
+def kl(p: np.ndarray, pi: np.ndarray) -> float:
+    """KL(P‖π) over the support of P."""
+    mask = p > 0
+    return float(np.sum(p[mask] * np.log(p[mask] / pi[mask])))
+
+
+@settings(max_examples=200, deadline=None)
+@given(log_p=st.lists(st.floats(-20, 20), min_size=2, max_size=12), data=st.data())
+def test_theorem_1_weights_proportional_to_p_are_optimal_on_any_support(log_p, data):
+    log_p = np.asarray(log_p)
+    pi = np.exp(log_p - np.logaddexp.reduce(log_p))
+    n = len(pi)
+    support = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    if not support.any():
+        support[0] = True
+    optimal = np.where(support, pi, 0.0) / pi[support].sum()
+    assert kl(optimal, pi) == pytest.approx(-np.log(pi[support].sum()), abs=1e-9)
+    raw = np.array(data.draw(st.lists(st.floats(1e-3, 1.0), min_size=n, max_size=n)))
+    competitor = np.where(support, raw, 0.0) / raw[support].sum()
+    gap = kl(competitor, pi) - kl(optimal, pi)
+    assert gap >= -1e-9
+    # equality only when the competitor is ∝ p̃ on the support (the gap is KL(competitor ‖ optimal))
+    assert gap == pytest.approx(kl(competitor, optimal), abs=1e-9)
+
+
+def run_with_store(target, name, steps, n_chains=4, seed=0, **params):
+    sampler = samplers.make(name, target, n_chains=n_chains, seed=seed, **params)
+    store = ParticleStore(target)
+    curve = []
+    for _ in range(steps):
+        store.update(sampler.step())
+        curve.append(store.kl())
+    return sampler, store, curve
+
+
+def from_scratch(store, target, chain=None):
+    """KL of the three approximations recomputed from the stored counts and supports."""
+    states, log_p = target.enumerate()
+    pi = stationary_distribution(target)
+    codes = targets.state_codes(states)
+    position = {int(c): i for i, c in enumerate(codes)}
+    approximations = store._approximations(chain)
+    mcmc = np.zeros(len(pi))
+    for key, count in approximations.counts.items():
+        mcmc[position[key]] = count
+    mcmc /= mcmc.sum()
+    out = {"mcmc": kl(mcmc, pi)}
+    for kind, support in approximations.supports().items():
+        mask = np.zeros(len(pi), dtype=bool)
+        mask[[position[key] for key in support]] = True
+        out[kind] = kl(np.where(mask, pi, 0.0) / pi[mask].sum(), pi)
+    return out
+
+
+@pytest.mark.parametrize("name, params", [
+    ("metropolis", {}), ("gibbs", {}), ("block_gibbs", {"block_size": 2}),
+    ("locally_balanced", {"balancing": "barker"}), ("lsb", {"parametrization": "lsb1", "burn_in": 20}),
+])
+def test_kl_ordering_and_incremental_equals_from_scratch(name, params):
+    target = TINY_TARGETS["frustrated_boltzmann"]()
+    sampler, store, curve = run_with_store(target, name, 150, **params)
+    for values in curve:
+        assert values["mcmc"] >= values["opad"] - 1e-12 >= values["opad_plus"] - 2e-12
+    for chain in (None, 0, 3):
+        ours, scratch = store.kl(chain), from_scratch(store, target, chain)
+        for kind in ("mcmc", "opad", "opad_plus"):
+            assert ours[kind] == pytest.approx(scratch[kind], abs=1e-10), (chain, kind)
+    # the OPAD supports only grow, so their KL never increases
+    opad = np.array([values["opad"] for values in curve])
+    assert np.all(np.diff(opad) <= 1e-12)
+
+
+def test_k_steps_hold_k_plus_one_samples_per_chain():
+    target = TINY_TARGETS["ising1d"]()
+    sampler, store, _ = run_with_store(target, "metropolis", 25, n_chains=3)
+    assert [c.n for c in store.chains] == [26, 26, 26] and store.pooled.n == 78
+    first = samplers.make("metropolis", target, n_chains=3, seed=0)
+    start = first.states.copy()
+    assert all(store.chains[i].counts.get(int(targets.state_codes(start[i:i + 1])[0]), 0) >= 1 for i in range(3))
+
+
+def test_expectations_tv_and_log_mass():
+    target = TINY_TARGETS["ising1d"]()  # 2^6 states: a long run visits them all
+    sampler, store, _ = run_with_store(target, "gibbs", 3000, n_chains=4)
+    pi = stationary_distribution(target)
+    states, _ = target.enumerate()
+    exact = pi @ states
+    marginals = store.expectation()
+    visited = np.isin(targets.state_codes(states), list(store.pooled.counts))
+    on_support = (pi * visited) @ states / pi[visited].sum()
+    np.testing.assert_allclose(marginals["opad"], on_support, atol=1e-12)  # π restricted to the visited states
+    assert np.abs(marginals["opad"] - exact).max() <= 1 - pi[visited].sum() + 1e-12
+    assert np.abs(marginals["mcmc"] - exact).max() < 0.05
+    tv = store.tv()
+    assert tv["opad"] == pytest.approx(1 - pi[visited].sum(), abs=1e-12) and tv["mcmc"] > tv["opad"]
+    assert store.kl()["opad"] == pytest.approx(-np.log(pi[visited].sum()), abs=1e-12)
+    short = run_with_store(target, "metropolis", 5, n_chains=1)[1]
+    mass = short.log_mass()
+    pi_support = np.exp(mass["opad"] - short.log_z)
+    assert short.tv()["opad"] == pytest.approx(1 - pi_support, abs=1e-12)
+    assert mass["opad_plus"] >= mass["opad"]
+
+
+def test_particle_cap_stops_the_store_with_a_message():
+    target = TINY_TARGETS["frustrated_boltzmann"]()
+    sampler = samplers.make("metropolis", target, n_chains=4, seed=1)
+    store = ParticleStore(target, max_particles=10)
+    for _ in range(200):
+        store.update(sampler.step())
+    assert "max_particles=10" in store.full and store.n_particles <= 10
+    frozen = store.kl()
+    store.update(sampler.step())
+    assert store.kl() == frozen
+
+
+def test_bad_use_is_refused_clearly():
+    target = TINY_TARGETS["ising1d"]()
+    store = ParticleStore(target)
+    with pytest.raises(ValueError, match="empty"):
+        store.kl()
+    store.update(samplers.make("gibbs", target, n_chains=2, seed=0).step())
+    with pytest.raises(ValueError, match="chains"):
+        store.update(samplers.make("gibbs", target, n_chains=3, seed=0).step())
+    with pytest.raises(ValueError, match="chain must be"):
+        store.kl(chain=5)
+    big = targets.make("ising_segmentation", size=6)
+    big_store = ParticleStore(big)
+    big_store.update(samplers.make("gibbs", big, n_chains=2, seed=0).step())
+    with pytest.raises(ValueError, match="enumerate"):
+        big_store.kl()
+    assert np.isfinite(big_store.log_mass()["opad"])
+    with pytest.raises(ValueError, match="max_particles"):
+        ParticleStore(target, max_particles=0)
