@@ -9,6 +9,7 @@ from __future__ import annotations
 from .base import MAX_ENUMERATE_DIM, Target, all_states, flip, state_codes
 from .blackbox import BlackBox, from_log_prob
 from .boltzmann import Boltzmann
+from .bvs import BayesianVariableSelection
 from .markov_network import MarkovNetwork
 from .pairwise import IsingChain, IsingLattice, PairwiseBinaryModel, SpinGlass3D
 from .rbm import RBM
@@ -16,7 +17,8 @@ from .segmentation import IsingSegmentation
 
 _REGISTRY: dict[str, type[Target]] = {
     cls.registry_name: cls
-    for cls in (IsingChain, IsingSegmentation, IsingLattice, SpinGlass3D, Boltzmann, RBM, MarkovNetwork, BlackBox)
+    for cls in (IsingChain, IsingSegmentation, IsingLattice, SpinGlass3D, Boltzmann, RBM, MarkovNetwork, BlackBox,
+                BayesianVariableSelection)
 }
 
 
@@ -41,5 +43,5 @@ def make(name: str, **params) -> Target:
 __all__ = [
     "MAX_ENUMERATE_DIM", "Target", "PairwiseBinaryModel", "all_states", "flip", "state_codes", "available", "make",
     "target_class", "from_log_prob", "BlackBox", "Boltzmann", "IsingChain", "IsingLattice",
-    "IsingSegmentation", "MarkovNetwork", "RBM", "SpinGlass3D",
+    "IsingSegmentation", "MarkovNetwork", "RBM", "SpinGlass3D", "BayesianVariableSelection",
 ]

@@ -44,4 +44,5 @@ TINY_TARGETS = {
     "blackbox": _blackbox_target,
     "rbm": lambda: targets.RBM.random(7, 3, seed=2),
     "markov_network": lambda: targets.make("markov_network", uai_text=TINY_UAI),
+    "bvs": lambda: targets.make("bvs", n_predictors=6, n_samples=30, seed=3),
 }
