@@ -45,6 +45,15 @@ from .base import StepRecord
 KINDS = ("mcmc", "opad", "opad_plus")
 
 
+def _logaddexp(a: float, b: float) -> float:
+    """log(eᵃ + eᵇ) for Python floats (numpy's ufunc costs ~1 µs per scalar call)."""
+    if a < b:
+        a, b = b, a
+    if b == -math.inf:
+        return a
+    return a + math.log1p(math.exp(b - a))
+
+
 class _Approximations:
     """One chain's (or the pool's) samples and supports, with the sums behind their exact KL."""
 
@@ -64,15 +73,15 @@ class _Approximations:
         self.sum_c_log_c += (c + 1) * math.log(c + 1) - (c * math.log(c) if c else 0.0)
         self.sum_log_p += log_p
         if c == 0:
-            self.log_mass_visited = np.logaddexp(self.log_mass_visited, log_p)
+            self.log_mass_visited = _logaddexp(self.log_mass_visited, log_p)
             if key not in self.proposed:
-                self.log_mass_plus = np.logaddexp(self.log_mass_plus, log_p)
+                self.log_mass_plus = _logaddexp(self.log_mass_plus, log_p)
 
     def add_proposal(self, key, log_p: float) -> None:
         if key not in self.proposed:
             self.proposed.add(key)
             if key not in self.counts:
-                self.log_mass_plus = np.logaddexp(self.log_mass_plus, log_p)
+                self.log_mass_plus = _logaddexp(self.log_mass_plus, log_p)
 
     def kl(self, log_z: float) -> dict[str, float]:
         mcmc = self.sum_c_log_c / self.n - math.log(self.n) - self.sum_log_p / self.n + log_z
@@ -131,7 +140,7 @@ class ParticleStore:
         if not self.chains:
             self.chains = [_Approximations() for _ in range(record.states.shape[0])]
             if record.start_states is not None:
-                self._add(record.start_states, record.start_log_prob, proposal=False)
+                self._add_start(record.start_states, record.start_log_prob)
         elif record.states.shape[0] != len(self.chains):
             raise ValueError(f"record has {record.states.shape[0]} chains; the store follows {len(self.chains)}")
         if self.full:
@@ -142,22 +151,24 @@ class ParticleStore:
         if not self._register(keys_states + keys_proposed, both,
                               np.concatenate([record.log_prob, record.proposed_log_prob])):
             return
-        self._apply(keys_proposed, record.proposed_log_prob, proposal=True)
-        self._apply(keys_states, record.log_prob, proposal=False)
+        rejected = np.flatnonzero(~record.accepted).tolist()  # an accepted proposal is the new sample
+        self._apply_proposals(rejected, keys_proposed, record.proposed_log_prob.tolist())
+        self._apply_samples(keys_states, record.log_prob.tolist())
 
-    def _add(self, states, log_p, proposal: bool) -> None:
+    def _add_start(self, states, log_p) -> None:
         keys = self._keys(states)
         if self._register(keys, states, log_p):
-            self._apply(keys, log_p, proposal)
+            self._apply_samples(keys, log_p.tolist())
 
-    def _apply(self, keys: list, log_p: np.ndarray, proposal: bool) -> None:
-        for chain, key, value in zip(self.chains, keys, log_p.tolist()):
-            if proposal:
-                chain.add_proposal(key, value)
-                self.pooled.add_proposal(key, value)
-            else:
-                chain.add_sample(key, value)
-                self.pooled.add_sample(key, value)
+    def _apply_proposals(self, rows: list[int], keys: list, log_p: list[float]) -> None:
+        for row in rows:
+            self.chains[row].add_proposal(keys[row], log_p[row])
+            self.pooled.add_proposal(keys[row], log_p[row])
+
+    def _apply_samples(self, keys: list, log_p: list[float]) -> None:
+        for chain, key, value in zip(self.chains, keys, log_p):
+            chain.add_sample(key, value)
+            self.pooled.add_sample(key, value)
 
     # -- reading ------------------------------------------------------------------------------------
     def _approximations(self, chain: int | None) -> _Approximations:
