@@ -42,3 +42,11 @@ def test_unknown_options_are_refused():
     with pytest.raises(SystemExit):
         arguments("lsb_cost", ["--bogus", "1"], steps=3)
     assert arguments("lsb_cost", ["--steps", "5"], steps=3).steps == 5
+
+
+def test_opad_ising_prints_kl_tables(capsys):
+    from benchmarks import opad_ising
+
+    opad_ising.main(["--steps", "30", "--chains", "2"])
+    out = capsys.readouterr().out
+    assert out.count("MCMC/OPAD+") == 3 and "| 30 |" in out
