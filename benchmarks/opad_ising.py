@@ -53,6 +53,9 @@ def main(argv=None) -> None:
             step_seconds += stored - started
             store_seconds += time.perf_counter() - stored
             if k in marks:
+                started = time.perf_counter()
+                store.flush()
+                store_seconds += time.perf_counter() - started
                 per_chain = np.array([[store.kl(i)[kind] for kind in KINDS] for i in range(args.chains)])
                 rows.append((k, per_chain))
         print(f"\n{label}: {args.chains} chains, store bookkeeping {store_seconds / step_seconds:.2f}× the "

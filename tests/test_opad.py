@@ -40,9 +40,9 @@ def test_theorem_1_weights_proportional_to_p_are_optimal_on_any_support(log_p, d
     assert gap == pytest.approx(kl(competitor, optimal), abs=1e-9)
 
 
-def run_with_store(target, name, steps, n_chains=4, seed=0, **params):
+def run_with_store(target, name, steps, n_chains=4, seed=0, flush_every=1, **params):
     sampler = samplers.make(name, target, n_chains=n_chains, seed=seed, **params)
-    store = ParticleStore(target)
+    store = ParticleStore(target, flush_every=flush_every)
     curve = []
     for _ in range(steps):
         store.update(sampler.step())
@@ -56,15 +56,17 @@ def from_scratch(store, target, chain=None):
     pi = stationary_distribution(target)
     codes = targets.state_codes(states)
     position = {int(c): i for i, c in enumerate(codes)}
-    approximations = store._approximations(chain)
+    def positions(index):
+        return [position[int(c)] for c in targets.state_codes(store.states(index))]
+
+    index, counts = store.counts(chain)
     mcmc = np.zeros(len(pi))
-    for key, count in approximations.counts.items():
-        mcmc[position[key]] = count
+    mcmc[positions(index)] = counts
     mcmc /= mcmc.sum()
     out = {"mcmc": kl(mcmc, pi)}
-    for kind, support in approximations.supports().items():
+    for kind in ("opad", "opad_plus"):
         mask = np.zeros(len(pi), dtype=bool)
-        mask[[position[key] for key in support]] = True
+        mask[positions(store.support(kind, chain))] = True
         out[kind] = kl(np.where(mask, pi, 0.0) / pi[mask].sum(), pi)
     return out
 
@@ -90,10 +92,20 @@ def test_kl_ordering_and_incremental_equals_from_scratch(name, params):
 def test_k_steps_hold_k_plus_one_samples_per_chain():
     target = TINY_TARGETS["ising1d"]()
     sampler, store, _ = run_with_store(target, "metropolis", 25, n_chains=3)
-    assert [c.n for c in store.chains] == [26, 26, 26] and store.pooled.n == 78
-    first = samplers.make("metropolis", target, n_chains=3, seed=0)
-    start = first.states.copy()
-    assert all(store.chains[i].counts.get(int(targets.state_codes(start[i:i + 1])[0]), 0) >= 1 for i in range(3))
+    assert [store.n_samples(i) for i in range(3)] == [26, 26, 26] and store.n_samples() == 78
+    start = samplers.make("metropolis", target, n_chains=3, seed=0).states
+    for i in range(3):
+        visited = targets.state_codes(store.states(store.support("opad", i)))
+        assert targets.state_codes(start[i:i + 1])[0] in visited
+
+
+def test_batched_flushes_give_the_same_kl_as_flushing_every_step():
+    target = TINY_TARGETS["frustrated_boltzmann"]()
+    every_step = run_with_store(target, "metropolis", 300, flush_every=1)[1]
+    batched = run_with_store(target, "metropolis", 300, flush_every=64)[1]
+    for chain in (None, 1):
+        for kind, value in every_step.kl(chain).items():
+            assert batched.kl(chain)[kind] == pytest.approx(value, abs=1e-12)
 
 
 def test_expectations_tv_and_log_mass():
@@ -103,7 +115,7 @@ def test_expectations_tv_and_log_mass():
     states, _ = target.enumerate()
     exact = pi @ states
     marginals = store.expectation()
-    visited = np.isin(targets.state_codes(states), list(store.pooled.counts))
+    visited = np.isin(targets.state_codes(states), targets.state_codes(store.states(store.support("opad"))))
     on_support = (pi * visited) @ states / pi[visited].sum()
     np.testing.assert_allclose(marginals["opad"], on_support, atol=1e-12)  # π restricted to the visited states
     assert np.abs(marginals["opad"] - exact).max() <= 1 - pi[visited].sum() + 1e-12
@@ -121,7 +133,7 @@ def test_expectations_tv_and_log_mass():
 def test_particle_cap_stops_the_store_with_a_message():
     target = TINY_TARGETS["frustrated_boltzmann"]()
     sampler = samplers.make("metropolis", target, n_chains=4, seed=1)
-    store = ParticleStore(target, max_particles=10)
+    store = ParticleStore(target, max_particles=10, flush_every=1)
     for _ in range(200):
         store.update(sampler.step())
     assert "max_particles=10" in store.full and store.n_particles <= 10
@@ -132,7 +144,7 @@ def test_particle_cap_stops_the_store_with_a_message():
 
 def test_bad_use_is_refused_clearly():
     target = TINY_TARGETS["ising1d"]()
-    store = ParticleStore(target)
+    store = ParticleStore(target, flush_every=1)
     with pytest.raises(ValueError, match="empty"):
         store.kl()
     store.update(samplers.make("gibbs", target, n_chains=2, seed=0).step())
@@ -148,3 +160,5 @@ def test_bad_use_is_refused_clearly():
     assert np.isfinite(big_store.log_mass()["opad"])
     with pytest.raises(ValueError, match="max_particles"):
         ParticleStore(target, max_particles=0)
+    with pytest.raises(ValueError, match="kind"):
+        store.support("mode")
