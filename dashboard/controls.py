@@ -24,10 +24,10 @@ from .forms import ParamForm
 from .presets import load_presets
 from .run_model import RunModel
 from .statistics import LABELS, statistic_names
-from .uploads import UPLOAD_TYPES, parse_upload
+from .uploads import UPLOAD_HINTS, UPLOAD_TYPES, parse_upload
 
 #: Target parameters that are edited by upload or JSON rather than by a widget.
-FILE_PARAMETERS = {"uai_text", "J", "h", "evidence", "weights", "visible_bias", "hidden_bias", "fn"}
+FILE_PARAMETERS = {"uai_text", "J", "h", "evidence", "weights", "visible_bias", "hidden_bias", "fn", "X", "y"}
 
 
 def _si(value: float) -> str:
@@ -124,7 +124,8 @@ class Controls(pn.viewable.Viewer):
         self.upload.visible = self.upload_note.visible = bool(accepted)
         if accepted:
             self.upload.accept = ",".join(accepted)
-            self.upload_note.object = (f"Upload a model file ({', '.join(accepted)}, ≤ 5 MB); it is applied at once."
+            self.upload_note.object = (f"Upload {UPLOAD_HINTS[name]} ({', '.join(accepted)}, ≤ 5 MB); "
+                                       "it is applied at once."
                                        if name not in self._file_params else "Using the uploaded model file.")
         options = {LABELS[key]: key for key in statistic_names(cls)}
         self.statistic.options = options

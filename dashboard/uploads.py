@@ -4,7 +4,10 @@
 * ``.npz`` — couplings for ``boltzmann``: an array ``J`` (d × d) and optionally ``h``
   (loaded with ``allow_pickle=False``: no code in the file can run);
 * ``.csv`` — couplings for ``boltzmann``: a d × d matrix J, or d × (d + 1) with h as
-  the last column.
+  the last column;
+* ``.csv`` — regression data for ``bvs``: a header row of column names, then
+  numbers; the response is the column named ``y`` or ``response`` (else the
+  last column), every other column is a predictor.
 
 Each parser returns the target parameters to merge into the configuration and
 raises ``ValueError`` with the reason when the file is unusable.
@@ -22,7 +25,15 @@ from targets.uai import parse_uai
 #: Largest accepted upload (bytes).
 MAX_UPLOAD_BYTES = 5_000_000
 #: Which targets take which file types.
-UPLOAD_TYPES = {"markov_network": (".uai",), "boltzmann": (".npz", ".csv")}
+UPLOAD_TYPES = {"markov_network": (".uai",), "boltzmann": (".npz", ".csv"), "bvs": (".csv",)}
+#: Column names taken as the response of uploaded regression data.
+RESPONSE_NAMES = ("y", "response")
+#: What a file for each target must hold, shown next to the upload button.
+UPLOAD_HINTS = {
+    "markov_network": "a MARKOV network in the UAI format",
+    "boltzmann": "couplings J (.npz with arrays J and optional h, or a CSV matrix, h as an extra last column)",
+    "bvs": "regression data with a header row; the response is the column named y or response, else the last",
+}
 
 
 def _check_size(data: bytes) -> None:
@@ -49,6 +60,8 @@ def parse_upload(target: str, filename: str, data: bytes) -> dict:
         return {"uai_text": text}
     if suffix == ".npz":
         return _couplings_from_npz(filename, data)
+    if target == "bvs":
+        return _regression_from_csv(filename, data)
     return _couplings_from_csv(filename, data)
 
 
@@ -80,3 +93,35 @@ def _couplings_from_csv(filename: str, data: bytes) -> dict:
     if cols == rows + 1:
         return {"J": matrix[:, :-1], "h": matrix[:, -1]}
     raise ValueError(f"{filename}: expected a d × d matrix J or d × (d + 1) with h last; got {rows} × {cols}")
+
+
+def _regression_from_csv(filename: str, data: bytes) -> dict:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{filename}: a .csv file must be UTF-8 text") from None
+    header, _, body = text.partition("\n")
+    names = [name.strip() for name in header.split(",")]
+    if len(names) < 2 or any(not name for name in names) or all(_is_number(name) for name in names):
+        raise ValueError(f"{filename}: the first row must name every column (a response and at least one predictor)")
+    try:
+        table = np.loadtxt(io.StringIO(body), delimiter=",", ndmin=2)
+    except ValueError as error:
+        raise ValueError(f"{filename}: below the header, every value must be a number ({error})") from None
+    if table.shape[1] != len(names):
+        raise ValueError(f"{filename}: {len(names)} column names but {table.shape[1]} columns of numbers")
+    if table.shape[0] < 2:
+        raise ValueError(f"{filename}: at least 2 rows of data are needed; got {table.shape[0]}")
+    if not np.all(np.isfinite(table)):
+        raise ValueError(f"{filename}: missing or non-finite values; remove those rows")
+    lowered = [name.lower() for name in names]
+    response = next((lowered.index(n) for n in RESPONSE_NAMES if n in lowered), len(names) - 1)
+    return {"X": np.delete(table, response, axis=1), "y": table[:, response]}
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

@@ -239,6 +239,19 @@ def test_uploads_parse_uai_npz_and_csv():
     np.testing.assert_array_equal(params["h"], [0.1, -0.1])
 
 
+def test_regression_csv_upload_picks_the_response_and_runs_bvs():
+    data = b"a,y,b\n1,2,3\n4,5,7\n2,1,0\n3,3,1\n"
+    params = parse_upload("bvs", "mine.csv", data)
+    np.testing.assert_array_equal(params["y"], [2, 5, 1, 3])
+    np.testing.assert_array_equal(params["X"], [[1, 3], [4, 7], [2, 0], [3, 1]])
+    last = parse_upload("bvs", "mine.csv", b"a,b,target\n1,2,3\n4,5,7\n2,1,0\n")
+    np.testing.assert_array_equal(last["y"], [3, 7, 0])
+    config = small_config(target="bvs", target_params=params, sampler="gibbs", sampler_params={}, statistic="ones")
+    again = RunConfig.from_json(config.to_json())  # uploaded data travel in the exported configuration
+    target, sampler = again.build()
+    assert target.dim == 2 and sampler.step().states.shape == (3, 2)
+
+
 @pytest.mark.parametrize(
     "target, filename, data, message",
     [
@@ -249,6 +262,12 @@ def test_uploads_parse_uai_npz_and_csv():
         ("boltzmann", "couplings.csv", b"0,1,2,3\n1,0,2,3\n", "expected a d"),
         ("boltzmann", "big.csv", b"0" * (MAX_UPLOAD_BYTES + 1), "limit"),
         ("ising1d", "x.uai", b"MARKOV", "accepts no files"),
+        ("bvs", "data.csv", b"1,2\n3,4\n", "name every column"),
+        ("bvs", "data.csv", b"a,y\n1,x\n2,3\n", "must be a number"),
+        ("bvs", "data.csv", b"a,b,y\n1,2\n3,4\n", "column names"),
+        ("bvs", "data.csv", b"a,y\n1,2\n", "at least 2 rows"),
+        ("bvs", "data.csv", b"a,y\n1,nan\n2,3\n", "non-finite"),
+        ("bvs", "data.npz", b"PK", "accepts .csv"),
     ],
 )
 def test_bad_uploads_are_refused_with_the_reason(target, filename, data, message):
@@ -278,3 +297,9 @@ def test_trace_csv_has_a_header_and_one_row_per_history_point(model):
     assert lines[0].split(",")[:4] == ["step", "n_evals", "seconds", "log_prob_0"]
     assert len(lines) == 12 and lines[-1].startswith("10,")
     json.dumps(model.config.to_dict())
+
+
+def test_every_upload_type_has_a_hint():
+    from dashboard.uploads import UPLOAD_HINTS, UPLOAD_TYPES
+
+    assert set(UPLOAD_HINTS) == set(UPLOAD_TYPES)
