@@ -17,18 +17,13 @@ import targets
 from targets.markov_network import shipped_networks
 
 from . import arguments
-from .lsb_runs import burn_in_figure, run_one, save, table
+from .lsb_runs import FIXED_FUNCTIONS, MIXING_COLUMNS, burn_in_figure, run_one, save, table
 
 SAMPLERS = {
-    "t/(1+t)": ("locally_balanced", {"balancing": "barker"}),
-    "√t": ("locally_balanced", {"balancing": "sqrt"}),
-    "min(1,t)": ("locally_balanced", {"balancing": "min"}),
-    "max(1,t)": ("locally_balanced", {"balancing": "max"}),
+    **FIXED_FUNCTIONS,
     "LSB monotone": ("lsb", {"parametrization": "monotone"}),
     "LSB2": ("lsb", {"parametrization": "lsb2"}),
 }
-COLUMNS = {"evals_to_converge": "evals to converge", "ess": "ESS", "ess_per_kilo_eval": "ESS / 1k evals",
-           "ess_per_second": "ESS / s"}
 
 
 def main(argv=None) -> None:
@@ -40,7 +35,7 @@ def main(argv=None) -> None:
         rows = {label: [run_one(label, name, target, statistic, n_chains=args.chains, seed=seed,
                                 burn_in=args.burn_in, steps=args.steps, **params) for seed in range(args.seeds)]
                 for label, (name, params) in SAMPLERS.items()}
-        section = table(f"{network} ({target.dim} variables)", rows, COLUMNS)
+        section = table(f"{network} ({target.dim} variables)", rows, MIXING_COLUMNS)
         print(section + "\n", flush=True)
         sections.append(section)
         figures.append(burn_in_figure(network, rows, "log p̃(x)"))

@@ -22,7 +22,7 @@ import numpy as np
 import targets
 
 from . import arguments
-from .lsb_runs import burn_in_figure, run_one, save, table
+from .lsb_runs import MIXING_COLUMNS, burn_in_figure, run_one, save, table
 
 SAMPLERS = {
     "GWG": ("gwg", {}),
@@ -31,8 +31,7 @@ SAMPLERS = {
     "Gibbs-2": ("block_gibbs", {"block_size": 2}),
     "HB-10-1": ("hamming_ball", {"block_size": 10, "radius": 1}),
 }
-COLUMNS = {"final_mmd": "final MMD²", "evals_to_converge": "evals to converge", "ess": "ESS",
-           "ess_per_kilo_eval": "ESS / 1k evals", "ess_per_second": "ESS / s"}
+COLUMNS = {"final_mmd": "final MMD²", **MIXING_COLUMNS}
 WINDOW = 10  # snapshots pooled for one MMD estimate
 EVERY = 25  # steps between snapshots
 

@@ -24,9 +24,16 @@ import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh backend used
 import numpy as np
 
 import samplers
+from samplers.balancing import FORMULAS
 from samplers.diagnostics import ess
 
 RESULTS = Path(__file__).parent / "results"
+#: ``locally_balanced`` with each fixed balancing function, labelled by its formula.
+FIXED_FUNCTIONS = {formula.replace(" ", ""): ("locally_balanced", {"balancing": name})
+                   for name, formula in FORMULAS.items()}
+#: The columns of a mixing table (RunResult attributes → headers).
+MIXING_COLUMNS = {"evals_to_converge": "evals to converge", "ess": "ESS", "ess_per_kilo_eval": "ESS / 1k evals",
+                  "ess_per_second": "ESS / s"}
 
 
 @dataclass

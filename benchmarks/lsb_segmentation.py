@@ -20,7 +20,7 @@ from __future__ import annotations
 import targets
 
 from . import arguments
-from .lsb_runs import burn_in_figure, run_one, save, table
+from .lsb_runs import FIXED_FUNCTIONS, MIXING_COLUMNS, burn_in_figure, run_one, save, table
 
 CASES = {
     "case 1 (independent, noisy)": dict(lam=0.0, mu=1.0, sigma=3.0),
@@ -29,15 +29,10 @@ CASES = {
     "case 4 (dependent, clean)": dict(lam=1.0, mu=3.0, sigma=3.0),
 }
 SAMPLERS = {
-    "t/(1+t)": ("locally_balanced", {"balancing": "barker"}),
-    "√t": ("locally_balanced", {"balancing": "sqrt"}),
-    "min(1,t)": ("locally_balanced", {"balancing": "min"}),
-    "max(1,t)": ("locally_balanced", {"balancing": "max"}),
+    **FIXED_FUNCTIONS,
     "LSB1": ("lsb", {"parametrization": "lsb1"}),
     "LSB2": ("lsb", {"parametrization": "lsb2"}),
 }
-COLUMNS = {"evals_to_converge": "evals to converge", "ess": "ESS", "ess_per_kilo_eval": "ESS / 1k evals",
-           "ess_per_second": "ESS / s"}
 
 
 def main(argv=None) -> None:
@@ -53,7 +48,7 @@ def main(argv=None) -> None:
                 extra = {**extra, "optimizer": args.optimizer}
             rows[label] = [run_one(label, name, target, statistic, n_chains=args.chains, seed=seed,
                                    burn_in=args.burn_in, steps=args.steps, **extra) for seed in range(args.seeds)]
-        section = table(f"{case}: λ={params['lam']}, μ={params['mu']}, σ={params['sigma']}", rows, COLUMNS)
+        section = table(f"{case}: λ={params['lam']}, μ={params['mu']}, σ={params['sigma']}", rows, MIXING_COLUMNS)
         print(section + "\n", flush=True)
         sections.append(section)
         figures.append(burn_in_figure(case, rows, "agreement with truth"))
