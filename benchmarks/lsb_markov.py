@@ -17,7 +17,7 @@ import targets
 from targets.markov_network import shipped_networks
 
 from . import arguments
-from .lsb_runs import FIXED_FUNCTIONS, MIXING_COLUMNS, burn_in_figure, run_one, save, table
+from .lsb_runs import FIXED_FUNCTIONS, MIXING_COLUMNS, Report, compare
 
 SAMPLERS = {
     **FIXED_FUNCTIONS,
@@ -28,17 +28,10 @@ SAMPLERS = {
 
 def main(argv=None) -> None:
     args = arguments("lsb_markov", argv, seeds=5, burn_in=500, steps=10000, chains=5)
-    sections, figures = [], []
+    report = Report("lsb_markov", f"# LSB on near-deterministic Markov networks ({args.chains} chains, "
+                    f"K = {args.burn_in}, {args.steps} sampling steps, {args.seeds} seeds)")
     for network in shipped_networks():
         target = targets.make("markov_network", network=network)
-        statistic = lambda states, log_p: log_p  # noqa: E731
-        rows = {label: [run_one(label, name, target, statistic, n_chains=args.chains, seed=seed,
-                                burn_in=args.burn_in, steps=args.steps, **params) for seed in range(args.seeds)]
-                for label, (name, params) in SAMPLERS.items()}
-        section = table(f"{network} ({target.dim} variables)", rows, MIXING_COLUMNS)
-        print(section + "\n", flush=True)
-        sections.append(section)
-        figures.append(burn_in_figure(network, rows, "log p̃(x)"))
-    header = (f"# LSB on near-deterministic Markov networks ({args.chains} chains, K = {args.burn_in}, "
-              f"{args.steps} sampling steps, {args.seeds} seeds)\n")
-    print("written:", save("lsb_markov", header + "\n\n".join(sections), figures))
+        rows = compare(SAMPLERS, target, lambda states, log_p: log_p, args)
+        report.add(f"{network} ({target.dim} variables)", rows, MIXING_COLUMNS, "log p̃(x)", figure_title=network)
+    report.save()

@@ -22,7 +22,7 @@ import numpy as np
 import targets
 
 from . import arguments
-from .lsb_runs import MIXING_COLUMNS, burn_in_figure, run_one, save, table
+from .lsb_runs import MIXING_COLUMNS, Report, compare
 
 SAMPLERS = {
     "GWG": ("gwg", {}),
@@ -56,7 +56,10 @@ def main(argv=None) -> None:
     target = targets.make("rbm")
     exact = target.sample_exact(2000, seed=123)
     reference = exact[0]
-    statistic = lambda states, log_p: (states != reference).sum(axis=1).astype(float)  # noqa: E731
+
+    def statistic(states, log_p):
+        """Hamming distance of each chain's state to a fixed reference (the DISCS convention)."""
+        return (states != reference).sum(axis=1).astype(float)
 
     def track_mmd(sampler, step, extra):
         if step % EVERY:
@@ -68,18 +71,14 @@ def main(argv=None) -> None:
         curve.append((sampler.n_evals, mmd_squared(np.concatenate(snapshots), exact[:500])))
         extra["final_mmd"] = curve[-1][1]
 
-    rows = {
-        label: [run_one(label, name, target, statistic, n_chains=args.chains, seed=seed, burn_in=args.burn_in,
-                        steps=args.steps, on_burn_in=track_mmd, **params) for seed in range(args.seeds)]
-        for label, (name, params) in SAMPLERS.items()
-    }
+    rows = compare(SAMPLERS, target, statistic, args, on_burn_in=track_mmd)
     for results in rows.values():  # the figure shows MMD² (not the statistic) along the burn-in
         for r in results:
             curve = np.array(r.extra.pop("mmd_curve"))
             r.extra.pop("snapshots")
             r.evals, r.burn_in_trace = curve[:, 0], np.maximum(curve[:, 1], 1e-5)
-    text = table(f"RBM 64×16, {args.chains} chains, K = {args.burn_in}, {args.steps} sampling steps, "
-                 f"{args.seeds} seeds", rows, COLUMNS)
-    print(text, flush=True)
-    figure = burn_in_figure("RBM burn-in: MMD² to exact samples", rows, "MMD²", logy=True)
-    print("written:", save("lsb_rbm", "# LSB on an RBM\n\n" + text, [figure]))
+    report = Report("lsb_rbm", "# LSB on an RBM")
+    report.add(f"RBM 64×16, {args.chains} chains, K = {args.burn_in}, {args.steps} sampling steps, "
+               f"{args.seeds} seeds", rows, COLUMNS, "MMD²", figure_title="RBM burn-in: MMD² to exact samples",
+               logy=True)
+    report.save()

@@ -87,6 +87,32 @@ def run_one(label: str, name: str, target, statistic, *, n_chains: int, seed: in
     )
 
 
+def compare(samplers_by_label: dict, target, statistic, args, **run_params) -> dict[str, list[RunResult]]:
+    """``run_one`` for every labelled (sampler name, params) and every seed in ``range(args.seeds)``."""
+    return {label: [run_one(label, name, target, statistic, n_chains=args.chains, seed=seed, burn_in=args.burn_in,
+                            steps=args.steps, **run_params, **params) for seed in range(args.seeds)]
+            for label, (name, params) in samplers_by_label.items()}
+
+
+class Report:
+    """Tables (printed as they are made) and burn-in figures of one benchmark, saved together."""
+
+    def __init__(self, name: str, header: str):
+        self.name, self.header = name, header
+        self.sections: list[str] = []
+        self.figures: list = []
+
+    def add(self, title: str, rows: dict[str, list[RunResult]], columns: dict[str, str], ylabel: str,
+            figure_title: str | None = None, logy: bool = False) -> None:
+        section = table(title, rows, columns)
+        print(section + "\n", flush=True)
+        self.sections.append(section)
+        self.figures.append(burn_in_figure(figure_title or title, rows, ylabel, logy=logy))
+
+    def save(self) -> None:
+        print("written:", save(self.name, self.header + "\n\n" + "\n\n".join(self.sections), self.figures))
+
+
 def mean_std(values) -> str:
     values = np.asarray(values, dtype=float)
     values = values[np.isfinite(values)]

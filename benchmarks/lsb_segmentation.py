@@ -20,7 +20,7 @@ from __future__ import annotations
 import targets
 
 from . import arguments
-from .lsb_runs import FIXED_FUNCTIONS, MIXING_COLUMNS, burn_in_figure, run_one, save, table
+from .lsb_runs import FIXED_FUNCTIONS, MIXING_COLUMNS, Report, compare
 
 CASES = {
     "case 1 (independent, noisy)": dict(lam=0.0, mu=1.0, sigma=3.0),
@@ -38,20 +38,13 @@ SAMPLERS = {
 def main(argv=None) -> None:
     args = arguments("lsb_segmentation", argv, seeds=5, burn_in=2000, steps=10000, chains=30, size=30,
                      optimizer="sgd")
-    sections, figures = [], []
+    report = Report("lsb_segmentation", f"# LSB segmentation ({args.size}×{args.size}, {args.chains} chains, "
+                    f"K = {args.burn_in}, {args.steps} sampling steps, {args.seeds} seeds, optimiser {args.optimizer})")
+    compared = {label: (name, {**params, "optimizer": args.optimizer} if name == "lsb" else params)
+                for label, (name, params) in SAMPLERS.items()}
     for case, params in CASES.items():
         target = targets.make("ising_segmentation", size=args.size, seed=0, **params)
-        statistic = lambda states, log_p: target.agreement(states)  # noqa: E731
-        rows = {}
-        for label, (name, extra) in SAMPLERS.items():
-            if name == "lsb":
-                extra = {**extra, "optimizer": args.optimizer}
-            rows[label] = [run_one(label, name, target, statistic, n_chains=args.chains, seed=seed,
-                                   burn_in=args.burn_in, steps=args.steps, **extra) for seed in range(args.seeds)]
-        section = table(f"{case}: λ={params['lam']}, μ={params['mu']}, σ={params['sigma']}", rows, MIXING_COLUMNS)
-        print(section + "\n", flush=True)
-        sections.append(section)
-        figures.append(burn_in_figure(case, rows, "agreement with truth"))
-    header = (f"# LSB segmentation ({args.size}×{args.size}, {args.chains} chains, K = {args.burn_in}, "
-              f"{args.steps} sampling steps, {args.seeds} seeds, optimiser {args.optimizer})\n")
-    print("written:", save("lsb_segmentation", header + "\n\n".join(sections), figures))
+        rows = compare(compared, target, lambda states, log_p: target.agreement(states), args)
+        report.add(f"{case}: λ={params['lam']}, μ={params['mu']}, σ={params['sigma']}", rows, MIXING_COLUMNS,
+                   "agreement with truth", figure_title=case)
+    report.save()
