@@ -10,6 +10,7 @@ from .base import MAX_ENUMERATE_DIM, Target, all_states, flip, state_codes
 from .blackbox import BlackBox, from_log_prob
 from .boltzmann import Boltzmann
 from .bvs import BayesianVariableSelection
+from .dag import DagStructure
 from .markov_network import MarkovNetwork
 from .pairwise import IsingChain, IsingLattice, PairwiseBinaryModel, SpinGlass3D
 from .rbm import RBM
@@ -18,7 +19,7 @@ from .segmentation import IsingSegmentation
 _REGISTRY: dict[str, type[Target]] = {
     cls.registry_name: cls
     for cls in (IsingChain, IsingSegmentation, IsingLattice, SpinGlass3D, Boltzmann, RBM, MarkovNetwork, BlackBox,
-                BayesianVariableSelection)
+                BayesianVariableSelection, DagStructure)
 }
 
 
@@ -44,4 +45,5 @@ __all__ = [
     "MAX_ENUMERATE_DIM", "Target", "PairwiseBinaryModel", "all_states", "flip", "state_codes", "available", "make",
     "target_class", "from_log_prob", "BlackBox", "Boltzmann", "IsingChain", "IsingLattice",
     "IsingSegmentation", "MarkovNetwork", "RBM", "SpinGlass3D", "BayesianVariableSelection",
+    "DagStructure",
 ]

@@ -87,6 +87,10 @@ class Target(param.Parameterized):
         """Shape to draw a state as an image (lattices), or ``None``."""
         return None
 
+    def random_states(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` random states of non-zero probability, a sampler's default start: uniform bits here."""
+        return rng.integers(0, 2, size=(n, self.dim), dtype=np.uint8)
+
     # -- counting ------------------------------------------------------------------
     def reset_evals(self) -> None:
         self.n_evals = 0

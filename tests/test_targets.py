@@ -143,7 +143,8 @@ def test_changing_a_parameter_rebuilds_the_model():
 def test_every_registered_target_builds_from_defaults(rng):
     for name in targets.available():
         target = targets.make(name)
-        x = random_states(target, rng, 2)
+        x = target.random_states(2, rng)
+        assert x.shape == (2, target.dim) and x.dtype == np.uint8
         assert target.log_prob(x).shape == (2,)
         assert np.all(np.isfinite(target.log_prob(x)))
 
