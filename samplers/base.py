@@ -43,6 +43,10 @@ class StepRecord:
     #: so that a record stream describes each whole chain (see ``samplers.opad``).
     start_states: np.ndarray | None = None
     start_log_prob: np.ndarray | None = None
+    #: ``(n_chains, dim)`` exact log p̃(x^(j)) − log p̃(x) of every single-flip neighbour of the
+    #: state x each chain held *before* the step — scores a locally balanced proposal computed
+    #: anyway — when the sampler's ``record_neighbours`` is on (else None; see ``samplers.opad``).
+    scored_log_ratio: np.ndarray | None = None
 
     @cached_property
     def proposed(self) -> np.ndarray:
@@ -103,11 +107,10 @@ class Sampler(param.Parameterized):
 
     # -- state ----------------------------------------------------------------------------
     def reset(self, init=None) -> None:
-        """Restart from ``init`` (a state or batch) or from uniform random states; reseed."""
+        """Restart from ``init`` (a state or batch) or from the target's random states; reseed."""
         self.rng = np.random.default_rng(self.seed)
-        d = self.target.dim
         if init is None:
-            states = self.rng.integers(0, 2, size=(self.n_chains, d), dtype=np.uint8)
+            states = self.target.random_states(self.n_chains, self.rng)
         else:
             states = self.target.check_states(init)
             if states.shape[0] == 1:
@@ -140,6 +143,7 @@ class Sampler(param.Parameterized):
         the move itself costs O(1) per chain on sparse models.
         """
         start = (self.states.copy(), self.log_p.copy()) if record and self.n_steps == 0 else (None, None)
+        scored = self._scored_neighbourhood() if record else None
         before = self.target.n_evals
         moved = self._step()
         self.n_evals += self.target.n_evals - before
@@ -154,8 +158,13 @@ class Sampler(param.Parameterized):
             step=self.n_steps,
             start_states=start[0],
             start_log_prob=start[1],
+            scored_log_ratio=scored,
             **moved,
         )
+
+    def _scored_neighbourhood(self) -> np.ndarray | None:
+        """Flip log-ratios of all neighbours of the current states, if the sampler scored and records them."""
+        return None
 
     def _single_flip_record(self, idx, old_bits, accepted, proposed_log_prob) -> dict:
         return dict(

@@ -69,6 +69,10 @@ class LocallyBalanced(_FlipProposalSampler):
     """Zanella's locally balanced single-flip proposal with exact flip ratios and MH correction."""
 
     registry_name = "locally_balanced"
+    record_neighbours = param.Boolean(False, doc="Put the flip ratios of all d neighbours of each chain's state "
+                                                 "(computed for the proposal anyway) in every step record, so "
+                                                 "that OPAD+ can add every scored state "
+                                                 "(ParticleStore(scored_neighbours=True)).")
 
     def _prepare(self):
         self._delta = self.target.delta_log_prob(self.states)
@@ -76,6 +80,9 @@ class LocallyBalanced(_FlipProposalSampler):
 
     def _log_proposal(self, x):
         return log_softmax(self.log_g(self.target.delta_log_prob(x)))
+
+    def _scored_neighbourhood(self):
+        return self._delta.copy() if self.record_neighbours else None
 
     def _step(self):
         n = self.states.shape[0]

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 import samplers
 import targets
 from samplers.exact import stationary_distribution
-from samplers.opad import ParticleStore
+from samplers.opad import KINDS, ParticleStore
+from samplers.particle_index import CodeIndex
 
 from tests.tiny import TINY_TARGETS
 
@@ -162,3 +163,116 @@ def test_bad_use_is_refused_clearly():
         ParticleStore(target, max_particles=0)
     with pytest.raises(ValueError, match="kind"):
         store.support("mode")
+
+
+def naive_tables(target, records):
+    """Per chain: visit counts and the proposed-or-visited set, recounted state by state with dicts."""
+    n_chains = records[0].states.shape[0]
+    counts = [dict() for _ in range(n_chains)]
+    plus = [set() for _ in range(n_chains)]
+    streams = [records[0].start_states] + [r.states for r in records]
+    for states in streams:
+        for c, key in enumerate(targets.state_codes(states)):
+            counts[c][int(key)] = counts[c].get(int(key), 0) + 1
+            plus[c].add(int(key))
+    for r in records:
+        for c, key in enumerate(targets.state_codes(r.proposed)):
+            plus[c].add(int(key))
+    return counts, plus
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_store_equals_a_naive_recount_on_arbitrary_record_streams(data):
+    """Records from any sampler: proposals changing 1 to d sites, runs of repeated states across flush
+    boundaries, and states that change without an accepted move (as in partition MCMC, whose records
+    then give the proposal's every site, so that the proposal does not depend on the old state)."""
+    target = TINY_TARGETS["frustrated_boltzmann"]()
+    d, n_chains = target.dim, data.draw(st.integers(1, 4))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    states = rng.integers(0, 2, size=(n_chains, d), dtype=np.uint8)
+    start, records = states.copy(), []
+    for step in range(data.draw(st.integers(1, 60))):
+        accepted = rng.random(n_chains) < 0.4
+        k = d if rng.random() < 0.3 else int(rng.integers(1, d + 1))
+        sites = np.stack([rng.choice(d, size=k, replace=False) for _ in range(n_chains)])
+        values = rng.integers(0, 2, size=(n_chains, k), dtype=np.uint8)
+        proposal = states.copy()
+        np.put_along_axis(proposal, sites, values, axis=1)
+        resampled = ~accepted & (rng.random(n_chains) < 0.3) & (k == d)  # moves although the proposal was rejected
+        states = np.where(accepted[:, None], proposal, states)
+        states[resampled] = rng.integers(0, 2, size=(int(resampled.sum()), d), dtype=np.uint8)
+        records.append(samplers.StepRecord(
+            states=states.copy(), log_prob=target.log_prob(states), accepted=accepted, proposed_sites=sites,
+            proposed_values=values, proposed_log_prob=target.log_prob(proposal), n_evals=0, step=step + 1,
+            start_states=start if step == 0 else None, start_log_prob=target.log_prob(start) if step == 0 else None))
+    store = ParticleStore(target, flush_every=data.draw(st.integers(1, 8)))
+    for r in records:
+        store.update(r)
+    counts, plus = naive_tables(target, records)
+    for c in range(n_chains):
+        index, stored = store.counts(c)
+        assert dict(zip(targets.state_codes(store.states(index)).tolist(), stored.tolist())) == counts[c]
+        assert set(targets.state_codes(store.states(store.support("opad_plus", c))).tolist()) == plus[c]
+    for chain in (None, *range(n_chains)):
+        scratch = from_scratch(store, target, chain)
+        for kind, value in store.kl(chain).items():
+            assert value == pytest.approx(scratch[kind], abs=1e-10), (chain, kind)
+    assert store.n_samples() == n_chains * (len(records) + 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(batches=st.lists(st.lists(st.integers(0, 2**62 - 1), max_size=300), max_size=12))
+def test_code_index_numbers_keys_like_a_dict(batches):
+    index, reference = CodeIndex(capacity=16), {}
+    for batch in batches:
+        codes = np.array(batch, dtype=np.int64)
+        np.testing.assert_array_equal(index.find(codes), [reference.get(c, -1) for c in batch])
+        fresh = list(dict.fromkeys(c for c in batch if c not in reference))
+        index.insert(np.array(fresh, dtype=np.int64))
+        reference.update({c: len(reference) + i for i, c in enumerate(fresh)})
+        assert index.size == len(reference)
+    codes = np.array(list(reference), dtype=np.int64)
+    np.testing.assert_array_equal(index.find(codes), list(reference.values()))
+
+
+def test_long_states_are_keyed_by_their_bytes():
+    target = targets.make("ising_segmentation", size=9)  # 81 bits: beyond integer codes
+    sampler = samplers.make("metropolis", target, n_chains=3, seed=0)
+    store = ParticleStore(target, flush_every=7)
+    records = [sampler.step() for _ in range(50)]
+    for r in records:
+        store.update(r)
+    visited = {row.tobytes() for r in records for row in r.states}
+    assert {row.tobytes() for row in store.states(store.support("opad"))} >= visited
+    assert store.n_samples() == 3 * 51
+
+
+def test_scored_neighbours_enlarge_opad_plus_by_every_neighbour_of_every_visited_state():
+    target = TINY_TARGETS["frustrated_boltzmann"]()
+    sampler = samplers.make("locally_balanced", target, n_chains=3, seed=2, record_neighbours=True)
+    store = ParticleStore(target, flush_every=5, scored_neighbours=True)
+    plain = ParticleStore(target, flush_every=5)
+    for _ in range(40):
+        record = sampler.step()
+        store.update(record)
+        plain.update(record)
+    d = target.dim
+    for chain in (None, 0, 2):
+        visited = store.states(store.support("opad", chain))
+        # every neighbour of a visited state except the chain's current one has been folded in
+        current = sampler.states if chain is None else sampler.states[chain:chain + 1]
+        earlier = visited[~np.isin(targets.state_codes(visited), targets.state_codes(current))]
+        neighbours = np.repeat(earlier, d, axis=0) ^ np.tile(np.eye(d, dtype=np.uint8), (len(earlier), 1))
+        held = targets.state_codes(store.states(store.support("opad_plus", chain)))
+        assert np.isin(targets.state_codes(neighbours), held).all()
+        ours, scratch = store.kl(chain), from_scratch(store, target, chain)
+        for kind in KINDS:
+            assert ours[kind] == pytest.approx(scratch[kind], abs=1e-10)
+        assert ours["opad_plus"] <= plain.kl(chain)["opad_plus"] + 1e-12
+        assert ours["mcmc"] == pytest.approx(plain.kl(chain)["mcmc"], abs=1e-12)
+    # the neighbours' log p̃ came from the records, not from new target evaluations
+    stored = store.states(np.arange(store.n_particles))
+    np.testing.assert_allclose(store._log_p[:store.n_particles], target.log_prob(stored), atol=1e-10)
+    with pytest.raises(ValueError, match="record_neighbours=True"):
+        ParticleStore(target, scored_neighbours=True).update(samplers.make("metropolis", target).step())
