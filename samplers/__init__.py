@@ -12,15 +12,20 @@ from .balancing import BALANCING, log_balancing
 from .base import Sampler, StepRecord
 from .gibbs import BlockGibbs
 from .hamming_ball import HammingBall
+from .intracluster import Intracluster
+from .kawasaki import Kawasaki
 from .locally_balanced import GibbsWithGradients, LocallyBalanced
+from .partition_mcmc import PartitionMCMC
 from .single_site import Gibbs, Metropolis
 from .run import Trace, run
 from .self_balancing import FastLocalSelfBalancing, LocalSelfBalancing
+from .structure_mcmc import StructureMCMC
 
 _REGISTRY: dict[str, type[Sampler]] = {
     cls.registry_name: cls
     for cls in (Metropolis, Gibbs, BlockGibbs, HammingBall, LocallyBalanced, GibbsWithGradients,
-                LocalSelfBalancing, FastLocalSelfBalancing)
+                LocalSelfBalancing, FastLocalSelfBalancing, StructureMCMC, PartitionMCMC, Intracluster,
+                Kawasaki)
 }
 
 
@@ -45,5 +50,6 @@ def make(name: str, target: Target, **params) -> Sampler:
 __all__ = [
     "BALANCING", "log_balancing", "Sampler", "StepRecord", "Trace", "run", "available", "make",
     "sampler_class", "Metropolis", "Gibbs", "BlockGibbs", "HammingBall", "LocallyBalanced",
-    "GibbsWithGradients", "LocalSelfBalancing", "FastLocalSelfBalancing",
+    "GibbsWithGradients", "LocalSelfBalancing", "FastLocalSelfBalancing", "StructureMCMC", "PartitionMCMC",
+    "Intracluster", "Kawasaki",
 ]
