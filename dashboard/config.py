@@ -26,7 +26,7 @@ from .statistics import statistic_names
 MAX_CONFIG_BYTES = 5_000_000
 #: Keys of a configuration dictionary.
 CONFIG_KEYS = ("target", "target_params", "sampler", "sampler_params", "n_chains", "seed",
-               "steps_per_second", "statistic")
+               "steps_per_second", "statistic", "opad", "opad_neighbours")
 
 
 def to_jsonable(value: Any) -> Any:
@@ -62,6 +62,10 @@ class RunConfig(param.Parameterized):
     steps_per_second = param.Number(0.0, bounds=(0.0, 1e6),
                                     doc="Cap on sampler steps per second; 0 runs as fast as possible.")
     statistic = param.String("log_prob", doc="Summary statistic traced for every chain.")
+    opad = param.Boolean(True, doc="Feed every step to an OPAD particle store and track the exact KL of MCMC, "
+                                   "OPAD and OPAD+ (targets with d ≤ 24).")
+    opad_neighbours = param.Boolean(False, doc="OPAD+ also holds every single-flip neighbour the sampler scored "
+                                               "(locally_balanced and lsb only).")
 
     def to_dict(self) -> dict:
         values = {key: getattr(self, key) for key in CONFIG_KEYS}
@@ -109,8 +113,13 @@ class RunConfig(param.Parameterized):
             if self.statistic not in statistic_names(target):
                 raise ValueError(f"statistic {self.statistic!r} is not available for {self.target}; "
                                  f"choose one of {statistic_names(target)}")
-            sampler = samplers.make(self.sampler, target, n_chains=self.n_chains, seed=self.seed,
-                                    **self.sampler_params)
+            sampler_params = dict(self.sampler_params)
+            if self.opad_neighbours:
+                if "record_neighbours" not in samplers.sampler_class(self.sampler).param:
+                    raise ValueError(f"OPAD+ with all scored states needs a sampler that scores every neighbour "
+                                     f"(locally_balanced or lsb); {self.sampler} does not")
+                sampler_params["record_neighbours"] = True
+            sampler = samplers.make(self.sampler, target, n_chains=self.n_chains, seed=self.seed, **sampler_params)
         except (TypeError, KeyError) as error:
             raise ValueError(f"{self.sampler} on {self.target}: {error}") from None
         return target, sampler

@@ -27,7 +27,8 @@ from .statistics import LABELS, statistic_names
 from .uploads import UPLOAD_HINTS, UPLOAD_TYPES, parse_upload
 
 #: Target parameters that are edited by upload or JSON rather than by a widget.
-FILE_PARAMETERS = {"uai_text", "J", "h", "evidence", "weights", "visible_bias", "hidden_bias", "fn", "X", "y"}
+FILE_PARAMETERS = {"uai_text", "J", "h", "evidence", "weights", "visible_bias", "hidden_bias", "fn", "X", "y",
+                   "data"}
 
 
 def _si(value: float) -> str:
@@ -73,6 +74,8 @@ class Controls(pn.viewable.Viewer):
         self.speed = pn.widgets.FloatInput(label="speed cap (steps/s, 0 = as fast as possible)", start=0,
                                            end=config_params.steps_per_second.bounds[1], step=10,
                                            description=config_params.steps_per_second.doc)
+        self.opad = pn.widgets.Checkbox(label="track OPAD / OPAD+ (exact KL, d ≤ 24)")
+        self.opad_neighbours = pn.widgets.Checkbox(label="OPAD+ with every scored neighbour (locally balanced, LSB)")
         self.apply_button = pn.widgets.Button(label="Apply settings", color="primary",
                                               description="Build the target and sampler above and restart the run.")
 
@@ -149,6 +152,8 @@ class Controls(pn.viewable.Viewer):
             seed=self.seed.value,
             steps_per_second=self.speed.value or 0.0,
             statistic=self.statistic.value,
+            opad=self.opad.value,
+            opad_neighbours=self.opad_neighbours.value,
         )
 
     def show_config(self, config: RunConfig) -> None:
@@ -162,6 +167,7 @@ class Controls(pn.viewable.Viewer):
         self._sampler_forms[config.sampler].set_values(config.sampler_params)
         self.n_chains.value, self.seed.value = config.n_chains, config.seed
         self.speed.value, self.statistic.value = config.steps_per_second, config.statistic
+        self.opad.value, self.opad_neighbours.value = config.opad, config.opad_neighbours
 
     # -- actions ------------------------------------------------------------------------------
     def apply(self, config: RunConfig | None = None) -> bool:
@@ -242,7 +248,7 @@ class Controls(pn.viewable.Viewer):
             pn.layout.Divider(),
             self.target, self.target_params, self.upload, self.upload_note,
             self.sampler, self.sampler_params,
-            self.n_chains, self.seed, self.statistic, self.apply_button,
+            self.n_chains, self.seed, self.statistic, self.opad, self.opad_neighbours, self.apply_button,
             self.speed,
             pn.layout.Divider(),
             self.export_config, self.export_traces, self.import_config,

@@ -4,7 +4,8 @@
 notebook). One periodic callback per session (``refresh_ms``, default 100 ms)
 drains the run's buffer and updates the hot views (status, lattice, traces)
 inside ``pn.io.hold()``; the diagnostics are refreshed about once a second and
-the balancing-function view at most twice a second. When a served session ends, its sampler thread
+the balancing-function and OPAD views (KL curves, inclusion probabilities,
+DAG edge probabilities) at most twice a second. When a served session ends, its sampler thread
 is stopped and joined. In a notebook call ``explorer.close()`` when done.
 """
 
@@ -20,7 +21,10 @@ from .balancing_view import BalancingView
 from .catalogue import Catalogue
 from .config import RunConfig
 from .controls import Controls
+from .dag_view import DagView
 from .diagnostics_view import DiagnosticsView
+from .inclusion_view import InclusionView
+from .kl_view import KLView
 from .lattice_view import LatticeView
 from .run_model import RunModel
 from .trace_view import TraceView
@@ -41,8 +45,15 @@ class Explorer(pn.viewable.Viewer):
         self.traces = TraceView(model=self.model)
         self.balancing = BalancingView(model=self.model)
         self.diagnostics = DiagnosticsView(model=self.model)
+        self.kl = KLView(model=self.model)
+        self.inclusion = InclusionView(model=self.model)
+        self.dag = DagView(model=self.model)
         self.refresh = pn.widgets.IntInput.from_param(self.param.refresh_ms, label="plot refresh period (ms)")
         self._balancing_card = pn.Card(self.balancing, title="Balancing function", sizing_mode="stretch_width")
+        self._inclusion_card = pn.Card(self.inclusion, title="Variable selection: inclusion probabilities",
+                                       sizing_mode="stretch_width")
+        self._dag_card = pn.Card(self.dag, title="Structure learning: DAG and edge probabilities",
+                                 sizing_mode="stretch_width")
         self._callback = None
         self._last_slow = 0.0
         self.flush_seconds: list[float] = []
@@ -51,6 +62,8 @@ class Explorer(pn.viewable.Viewer):
 
     def _on_config(self, *events) -> None:
         self._balancing_card.visible = self.balancing.applies
+        self._inclusion_card.visible = self.inclusion.applies
+        self._dag_card.visible = self.dag.applies
 
     @param.depends("refresh_ms", watch=True)
     def _on_refresh_period(self) -> None:
@@ -71,6 +84,10 @@ class Explorer(pn.viewable.Viewer):
             self.lattice.update(drained)
             self.traces.update(drained)
             self.balancing.refresh()
+            self.kl.refresh()
+            self.inclusion.refresh()
+            self.dag.update(drained)
+            self.dag.refresh()
             if started - self._last_slow >= SLOW_VIEW_SECONDS:
                 self._last_slow = started
                 self.diagnostics.refresh()
@@ -89,6 +106,9 @@ class Explorer(pn.viewable.Viewer):
             pn.Card(self.lattice, title="Lattice", sizing_mode="stretch_width"),
             pn.Card(self.traces, title="Traces", sizing_mode="stretch_width"),
             self._balancing_card,
+            pn.Card(self.kl, title="OPAD: KL to the target", sizing_mode="stretch_width"),
+            self._inclusion_card,
+            self._dag_card,
             pn.Card(self.diagnostics, title="Diagnostics", sizing_mode="stretch_width"),
             pn.Card(Catalogue(), title="All targets and samplers", collapsed=True, sizing_mode="stretch_width"),
             sizing_mode="stretch_width",

@@ -12,8 +12,9 @@ from __future__ import annotations
 import panel as pn
 import param
 
-#: Parameters shown elsewhere in the sidebar (not per target/sampler).
-SHARED = {"name", "n_chains", "seed"}
+#: Parameters shown elsewhere in the sidebar (not per target/sampler): the run's chains and seed,
+#: and ``record_neighbours``, which the run sets from its OPAD options.
+SHARED = {"name", "n_chains", "seed", "record_neighbours"}
 
 
 def _widget(name: str, spec: param.Parameter, value):

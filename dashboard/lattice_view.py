@@ -74,8 +74,10 @@ class ImagePanel:
         height = max(40, round(self.SIDE * rows / longest)) + self.TITLE_HEIGHT + 2 * self.BORDER
         self.figure.x_range.end = self.glyph.dw = cols
         self.figure.y_range.start = self.glyph.dh = rows
+        # Only the figure is resized: updating the pane's width/height makes Panel copy every layout
+        # property back from the rendered figure, including stylesheets Panel itself has put there as
+        # ImportedStyleSheet models, which its own str-typed parameter then refuses.
         self.figure.update(width=width, height=height)
-        self.pane.param.update(width=width, height=height)
         self.show(np.full(shape, np.nan))
 
     def show(self, image: np.ndarray) -> None:

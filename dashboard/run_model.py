@@ -30,6 +30,7 @@ from samplers.diagnostics import ess, rhat
 
 from .buffer import Chunk, Drained, TraceBuffer
 from .config import RunConfig
+from .opad_tracker import OpadSnapshot, OpadTracker, tracking_problem
 from .statistics import available_statistics
 
 #: Longest a chunk of steps holds the sampler lock (seconds) and most steps in it.
@@ -88,6 +89,8 @@ class RunModel(param.Parameterized):
         self.target, self.sampler, self._config = target, sampler, config
         self._statistic = available_statistics(target)[config.statistic]
         self.buffer = TraceBuffer(sampler.n_chains)
+        self.opad_problem = tracking_problem(target) if config.opad else "OPAD tracking is off for this run"
+        self.tracker = None if self.opad_problem else OpadTracker(target, scored_neighbours=config.opad_neighbours)
         self._active_seconds = 0.0
         self._pace_origin = None
         self.buffer.push(self._chunk_of([self._row()]), sampler.states)
@@ -226,13 +229,18 @@ class RunModel(param.Parameterized):
                 self._pending_steps -= 1
             elif self._pace_wait() > 0:
                 break
-            self.sampler.step(record=False)
+            record = self.sampler.step(record=self.tracker is not None)
+            if record is not None:
+                self.tracker.update(record)
+                self.tracker.checkpoint(self.sampler.n_steps)
             now = time.perf_counter()
             self._active_seconds += now - last
             last = now
             rows.append(self._row())
         if rows:
             self.buffer.push(self._chunk_of(rows), self.sampler.states)
+            if self.tracker is not None:
+                self.tracker.publish(self.sampler.n_steps)
 
     # -- reading (UI side) ----------------------------------------------------------------------
     def poll(self) -> Drained:
@@ -276,6 +284,10 @@ class RunModel(param.Parameterized):
             "ESS per second": value / seconds if seconds > 0 else float("nan"),
         })
         return result
+
+    def opad_snapshot(self) -> OpadSnapshot | None:
+        """The latest OPAD snapshot (lock-free), or None when OPAD is not tracked (see ``opad_problem``)."""
+        return None if self.tracker is None else self.tracker.snapshot
 
     @property
     def learns_balancing(self) -> bool:

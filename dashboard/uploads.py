@@ -7,7 +7,10 @@
   the last column;
 * ``.csv`` — regression data for ``bvs``: a header row of column names, then
   numbers; the response is the column named ``y`` or ``response`` (else the
-  last column), every other column is a predictor.
+  last column), every other column is a predictor;
+* ``.csv`` — data for ``dag``: a header row naming the variables (2 to 12), then
+  one sample per row: real values for the BGe score, category codes 0, 1, …
+  for BDeu.
 
 Each parser returns the target parameters to merge into the configuration and
 raises ``ValueError`` with the reason when the file is unusable.
@@ -25,7 +28,7 @@ from targets.uai import parse_uai
 #: Largest accepted upload (bytes).
 MAX_UPLOAD_BYTES = 5_000_000
 #: Which targets take which file types.
-UPLOAD_TYPES = {"markov_network": (".uai",), "boltzmann": (".npz", ".csv"), "bvs": (".csv",)}
+UPLOAD_TYPES = {"markov_network": (".uai",), "boltzmann": (".npz", ".csv"), "bvs": (".csv",), "dag": (".csv",)}
 #: Column names taken as the response of uploaded regression data.
 RESPONSE_NAMES = ("y", "response")
 #: What a file for each target must hold, shown next to the upload button.
@@ -33,6 +36,7 @@ UPLOAD_HINTS = {
     "markov_network": "a MARKOV network in the UAI format",
     "boltzmann": "couplings J (.npz with arrays J and optional h, or a CSV matrix, h as an extra last column)",
     "bvs": "regression data with a header row; the response is the column named y or response, else the last",
+    "dag": "data with a header row naming 2–12 variables, one sample per row (real values for BGe, codes for BDeu)",
 }
 
 
@@ -62,6 +66,8 @@ def parse_upload(target: str, filename: str, data: bytes) -> dict:
         return _couplings_from_npz(filename, data)
     if target == "bvs":
         return _regression_from_csv(filename, data)
+    if target == "dag":
+        return _structure_data_from_csv(filename, data)
     return _couplings_from_csv(filename, data)
 
 
@@ -95,15 +101,16 @@ def _couplings_from_csv(filename: str, data: bytes) -> dict:
     raise ValueError(f"{filename}: expected a d × d matrix J or d × (d + 1) with h last; got {rows} × {cols}")
 
 
-def _regression_from_csv(filename: str, data: bytes) -> dict:
+def _named_table(filename: str, data: bytes, min_columns: int) -> tuple[list[str], np.ndarray]:
+    """Column names from the header row and the finite numbers below it."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ValueError(f"{filename}: a .csv file must be UTF-8 text") from None
     header, _, body = text.partition("\n")
     names = [name.strip() for name in header.split(",")]
-    if len(names) < 2 or any(not name for name in names) or all(_is_number(name) for name in names):
-        raise ValueError(f"{filename}: the first row must name every column (a response and at least one predictor)")
+    if len(names) < min_columns or any(not name for name in names) or all(_is_number(name) for name in names):
+        raise ValueError(f"{filename}: the first row must name every column (at least {min_columns} columns)")
     try:
         table = np.loadtxt(io.StringIO(body), delimiter=",", ndmin=2)
     except ValueError as error:
@@ -114,9 +121,21 @@ def _regression_from_csv(filename: str, data: bytes) -> dict:
         raise ValueError(f"{filename}: at least 2 rows of data are needed; got {table.shape[0]}")
     if not np.all(np.isfinite(table)):
         raise ValueError(f"{filename}: missing or non-finite values; remove those rows")
+    return names, table
+
+
+def _regression_from_csv(filename: str, data: bytes) -> dict:
+    names, table = _named_table(filename, data, min_columns=2)
     lowered = [name.lower() for name in names]
     response = next((lowered.index(n) for n in RESPONSE_NAMES if n in lowered), len(names) - 1)
     return {"X": np.delete(table, response, axis=1), "y": table[:, response]}
+
+
+def _structure_data_from_csv(filename: str, data: bytes) -> dict:
+    names, table = _named_table(filename, data, min_columns=2)
+    if len(names) > 12:
+        raise ValueError(f"{filename}: structure learning takes 2 to 12 variables; got {len(names)}")
+    return {"data": table, "n_nodes": len(names)}
 
 
 def _is_number(text: str) -> bool:

@@ -191,11 +191,15 @@ def test_invalid_settings_show_a_message_and_keep_the_run(explorer):
 
 def test_presets_load_into_the_widgets(explorer):
     controls = explorer.controls
-    name = next(n for n in controls._presets if n.startswith("1D Ising"))
+    name = "OPAD Fig. 1 · 1-D Ising chain · Metropolis"
     controls.preset.value = name
     controls._on_load_preset()
     assert controls.target.value == "ising1d" and controls.sampler.value == "metropolis"
     assert explorer.model.config.n_chains == 20 and controls.n_chains.value == 20
+    assert controls.draft().to_dict() == explorer.model.config.to_dict()
+    controls.preset.value = "OPAD Fig. 1 · 1-D Ising chain · locally balanced √t, OPAD+ with every scored neighbour"
+    controls._on_load_preset()
+    assert controls.opad_neighbours.value and explorer.model.sampler.record_neighbours
     assert controls.draft().to_dict() == explorer.model.config.to_dict()
 
 
@@ -228,3 +232,70 @@ def test_close_stops_the_thread():
     app.model.start()
     app.close()
     assert not app.model.thread_alive
+
+
+def redraw_opad_views(app: Explorer) -> None:
+    """Flush with the OPAD views' throttle expired."""
+    for view in (app.kl, app.inclusion, app.dag):
+        view._last_refresh = -np.inf
+    app.flush()
+
+
+def test_kl_view_draws_every_chain_and_the_band_of_the_three_approximations():
+    app = make_explorer(target="ising1d", target_params={"m": 8}, sampler="metropolis", sampler_params={},
+                        n_chains=5, statistic="log_prob")
+    try:
+        assert "No KL curve" not in app.kl.status.object
+        advance(app, 300)
+        redraw_opad_views(app)
+        snapshot = app.model.opad_snapshot()
+        for kind in ("mcmc", "opad", "opad_plus"):
+            lines = app.kl.line_sources[kind].data
+            assert len(lines["ys"]) == 5 and all(len(y) == len(snapshot.steps) for y in lines["ys"])
+            band = app.kl.band_sources[kind].data
+            assert np.all(band["lower"] <= band["mean"] + 1e-15) and np.all(band["mean"] <= band["upper"] + 1e-15)
+            np.testing.assert_allclose(band["mean"], np.maximum(snapshot.kl[kind][:, :5], 1e-10).mean(axis=1))
+        assert "step 300" in app.kl.status.object and "MCMC/OPAD" in app.kl.status.object
+        assert app.controls.apply(RunConfig(target="ising_segmentation", target_params={"size": 6},
+                                            sampler="metropolis", statistic="log_prob"))
+        assert not app.kl.figure.visible and "d = 36" in app.kl.status.object
+        assert app.kl.line_sources["mcmc"].data["ys"] == []
+    finally:
+        app.close()
+
+
+def test_inclusion_view_shows_four_bars_per_predictor_and_the_true_model():
+    app = make_explorer(target="bvs", target_params={"n_predictors": 6, "n_samples": 40}, sampler="gibbs",
+                        sampler_params={}, n_chains=4, statistic="log_prob")
+    try:
+        assert app._inclusion_card.visible and not app._dag_card.visible
+        advance(app, 200)
+        redraw_opad_views(app)
+        data = app.inclusion.source.data
+        assert list(data["name"]) == [f"x{j}" for j in range(6)] == list(app.inclusion.figure.x_range.factors)
+        truth = app.model.target.true_inclusion
+        np.testing.assert_array_equal(np.isfinite(data["truth"]), truth == 1)
+        np.testing.assert_allclose(data["exact"], app.model.opad_snapshot().marginals["exact"])
+        assert "largest error" in app.inclusion.status.object
+    finally:
+        app.close()
+
+
+def test_dag_view_draws_the_current_graph_and_edge_probability_heatmaps():
+    app = make_explorer(target="dag", target_params={"n_nodes": 4}, sampler="locally_balanced",
+                        sampler_params={"balancing": "sqrt"}, n_chains=4, statistic="log_prob")
+    try:
+        assert app._dag_card.visible and not app._inclusion_card.visible
+        advance(app, 100)
+        redraw_opad_views(app)
+        adjacency = app.model.target.adjacency(app.model.sampler.states[:1])[0]
+        assert len(app.dag.edge_source.data["x0"]) == adjacency.sum()
+        heat = app.dag.heat_source.data
+        assert len(heat["parent"]) == 12
+        truth = app.model.target.true_adjacency
+        pairs = app.model.target.edge_pairs
+        assert [b == "black" for b in heat["border"]] == list(truth[pairs[:, 0], pairs[:, 1]] == 1)
+        np.testing.assert_allclose(heat["exact"], app.model.opad_snapshot().marginals["exact"])
+        assert all(fig.visible for fig in app.dag.heat_figures)
+    finally:
+        app.close()

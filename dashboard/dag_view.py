@@ -1,0 +1,143 @@
+"""Structure learning: the current DAG of one chain and the posterior edge probabilities.
+
+Left, the DAG chain 0 holds now, on a ``networkx`` circular layout of the nodes
+(edges end in an arrowhead at the child). Right, four heatmaps of the
+posterior probability of every edge i → j (row i = parent, column j = child):
+from the chains' frequencies (MCMC), from the visited DAGs reweighted ∝ p̃
+(OPAD), from the visited and proposed DAGs (OPAD+), and exact by enumerating
+every DAG (OPAD paper §4.3, Figs. 3–4). Edges of the graph that generated
+synthetic data have a black border. The heatmaps come from the run's
+``OpadSnapshot`` (see ``dashboard.snapshot_view``); the current DAG from each
+flush's states.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import panel as pn
+from bokeh.models import ColumnDataSource, LinearColorMapper
+from bokeh.plotting import figure
+
+from .buffer import Drained
+from .inclusion_view import BAR_LABELS, SERIES, largest_errors
+from .opad_tracker import OpadSnapshot
+from .snapshot_view import SnapshotView
+
+NODE_RADIUS = 0.16
+HEAT_SIDE = 190
+PALETTE = "Blues256"
+
+
+def node_positions(n: int) -> np.ndarray:
+    """``(n, 2)`` positions of the nodes on a circle (networkx's circular layout)."""
+    layout = nx.circular_layout(nx.empty_graph(n))
+    return np.array([layout[i] for i in range(n)])
+
+
+def edge_columns(adjacency: np.ndarray, positions: np.ndarray) -> dict:
+    """Segments from parent to child, stopped at the node circles, and the arrowheads' positions and angles."""
+    parents, children = np.nonzero(adjacency)
+    start, end = positions[parents], positions[children]
+    direction = end - start
+    unit = direction / np.maximum(np.linalg.norm(direction, axis=1, keepdims=True), 1e-12)
+    tip = end - unit * NODE_RADIUS
+    tail = start + unit * NODE_RADIUS
+    return {"x0": tail[:, 0], "y0": tail[:, 1], "x1": tip[:, 0], "y1": tip[:, 1],
+            "angle": np.arctan2(unit[:, 1], unit[:, 0]) - np.pi / 2}
+
+
+def heat_columns(target, marginals: dict) -> dict:
+    """One row per ordered pair (i, j), i ≠ j: its edge probability under each estimate, and the true edges."""
+    pairs = target.edge_pairs
+    blank = np.full(len(pairs), np.nan)
+    truth = target.true_adjacency
+    border = (np.where(truth[pairs[:, 0], pairs[:, 1]] == 1, "black", None) if truth is not None
+              else [None] * len(pairs))
+    names = target.node_names
+    return {"parent": [names[i] for i in pairs[:, 0]], "child": [names[j] for j in pairs[:, 1]],
+            **{kind: marginals.get(kind, blank) for kind in SERIES}, "border": list(border)}
+
+
+class DagView(SnapshotView):
+    """The current DAG (chain 0) and heatmaps of edge probabilities: MCMC, OPAD, OPAD+ and exact."""
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.node_source = ColumnDataSource({"x": [], "y": [], "name": []})
+        self.edge_source = ColumnDataSource(edge_columns(np.zeros((0, 0)), np.zeros((0, 2))))
+        self.graph_figure = self._graph_figure()
+        self.heat_source = ColumnDataSource({"parent": [], "child": [], "border": [],
+                                             **{kind: [] for kind in SERIES}})
+        self.heat_figures = [self._heat_figure(kind) for kind in SERIES]
+        self.status = pn.pane.HTML("", sizing_mode="stretch_width")
+        self._layout = pn.Column(
+            self.status,
+            pn.Row(pn.pane.Bokeh(self.graph_figure),
+                   *(pn.pane.Bokeh(fig) for fig in self.heat_figures), sizing_mode="stretch_width"),
+            sizing_mode="stretch_width")
+        self.watch_config()
+
+    def _graph_figure(self):
+        fig = figure(width=280, height=280, x_range=(-1.35, 1.35), y_range=(-1.35, 1.35), title="DAG of chain 0",
+                     tools="save", match_aspect=True)
+        fig.axis.visible = fig.grid.visible = False
+        fig.toolbar.logo = None
+        fig.segment("x0", "y0", "x1", "y1", source=self.edge_source, color="#555555", line_width=2)
+        fig.scatter("x1", "y1", source=self.edge_source, marker="triangle", angle="angle", size=11, color="#555555")
+        fig.circle("x", "y", radius=NODE_RADIUS, source=self.node_source, fill_color="#f4d35e",
+                   line_color="#2b2d42")
+        fig.text("x", "y", text="name", source=self.node_source, text_align="center", text_baseline="middle",
+                 text_font_size="9pt")
+        return fig
+
+    def _heat_figure(self, kind: str):
+        fig = figure(width=HEAT_SIDE, height=HEAT_SIDE + 30, x_range=[], y_range=[], title=BAR_LABELS[kind],
+                     x_axis_label="child", y_axis_label="parent", tools="hover",
+                     tooltips=[("edge", "@parent → @child"), ("P", f"@{kind}{{0.000}}")])
+        fig.toolbar.logo = None
+        mapper = LinearColorMapper(palette=PALETTE, low=1.0, high=0.0, nan_color="#eeeeee")  # dark = likely
+        fig.rect("child", "parent", 0.95, 0.95, source=self.heat_source,
+                 fill_color={"field": kind, "transform": mapper}, line_color="border", line_width=2)
+        fig.xaxis.major_label_orientation = 0.8
+        return fig
+
+    @property
+    def applies(self) -> bool:
+        return self.model.target.registry_name == "dag"
+
+    def clear(self) -> None:
+        if not self.applies:
+            return
+        target = self.model.target
+        positions = node_positions(target.n_nodes)
+        self._positions = positions
+        self.node_source.data = {"x": positions[:, 0], "y": positions[:, 1], "name": list(target.node_names)}
+        names = list(target.node_names)
+        for fig in self.heat_figures:
+            fig.x_range.factors = names
+            fig.y_range.factors = names[::-1]
+            fig.visible = self.model.tracker is not None
+        self.heat_source.data = heat_columns(target, {})
+        self.status.object = ("Edge probabilities appear after the first steps (exact values by enumerating "
+                              "every DAG)." if self.model.tracker is not None else
+                              f"No edge probabilities: {self.model.opad_problem}.")
+        self.show_states(self.model.sampler.states)
+
+    def show_states(self, states: np.ndarray) -> None:
+        """Draw chain 0's DAG."""
+        adjacency = self.model.target.adjacency(states[:1])[0]
+        self.edge_source.data = edge_columns(adjacency, self._positions)
+
+    def update(self, drained: Drained) -> None:
+        """Redraw the current DAG when the flush brought new states."""
+        if self.applies and drained.states is not None:
+            self.show_states(drained.states)
+
+    def draw(self, snapshot: OpadSnapshot) -> None:
+        if snapshot.marginals:
+            self.heat_source.data = heat_columns(self.model.target, snapshot.marginals)
+            self.status.object = largest_errors(snapshot.marginals, "an edge probability")
+
+    def __panel__(self):
+        return self._layout

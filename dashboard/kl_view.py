@@ -1,0 +1,107 @@
+"""The KL view: exact KL(P‖π) of MCMC, OPAD and OPAD+ against iterations, live (OPAD paper, Fig. 1).
+
+Both axes are logarithmic. For each approximation every chain's curve is drawn
+faint, and over them the mean across chains (bold) with the band between the
+2.5 % and 97.5 % quantiles across chains. A line of text gives the latest
+values of the pooled chains and the ratios MCMC/OPAD and MCMC/OPAD+, which the
+paper reports to be one to three orders of magnitude.
+
+The curves come from the run's ``OpadSnapshot`` (log-spaced checkpoints, so
+a long run draws a few hundred points per chain). KL values below ``FLOOR``
+— OPAD+ reaches exactly 0 once it holds every state — are drawn at the floor.
+Like the other live views, the figure is built once per session and only the
+``ColumnDataSource``s change (see ``dashboard.snapshot_view``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import panel as pn
+from bokeh.models import ColumnDataSource
+from bokeh.plotting import figure
+
+from samplers.opad import KINDS
+
+from .opad_tracker import OpadSnapshot
+from .snapshot_view import SnapshotView
+
+FLOOR = 1e-10
+COLORS = {"mcmc": "#d62728", "opad": "#1f77b4", "opad_plus": "#2ca02c"}
+LABELS = {"mcmc": "MCMC (frequencies)", "opad": "OPAD (visited, ∝ p̃)", "opad_plus": "OPAD+ (visited ∪ proposed)"}
+
+
+def chain_lines(steps: np.ndarray, kl: np.ndarray) -> dict:
+    """multi_line columns: one line per chain (the pooled last column is left out)."""
+    values = np.maximum(kl[:, :-1], FLOOR)
+    return {"xs": [steps] * values.shape[1], "ys": list(values.T)}
+
+
+def band(steps: np.ndarray, kl: np.ndarray) -> dict:
+    """Mean across chains and its 2.5–97.5 % quantile band, per checkpoint."""
+    values = np.maximum(kl[:, :-1], FLOOR)
+    lower, upper = np.quantile(values, [0.025, 0.975], axis=1)
+    return {"step": steps, "mean": values.mean(axis=1), "lower": lower, "upper": upper}
+
+
+def summary(snapshot: OpadSnapshot) -> str:
+    """The pooled chains' latest KL values, the MCMC/OPAD ratios and the store's size."""
+    if not len(snapshot.steps):
+        return "KL(P‖π) appears once the chains have taken a step."
+    latest = {kind: float(snapshot.kl[kind][-1, -1]) for kind in KINDS}
+
+    def ratio(kind):
+        return f"{latest['mcmc'] / latest[kind]:.3g}×" if latest[kind] > 0 else "∞ (exact)"
+
+    text = (f"step {int(snapshot.steps[-1]):,}, all chains pooled: KL MCMC {latest['mcmc']:.3g} · "
+            f"OPAD {latest['opad']:.3g} (MCMC/OPAD {ratio('opad')}) · OPAD+ {latest['opad_plus']:.3g} "
+            f"(MCMC/OPAD+ {ratio('opad_plus')}) · {snapshot.n_particles:,} distinct states stored")
+    if snapshot.full:
+        text += f"<br>⚠ {snapshot.full}"
+    return text
+
+
+class KLView(SnapshotView):
+    """KL(P‖π) of the three approximations per chain (faint) and across chains (mean and 95 % band)."""
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.figure = figure(height=380, sizing_mode="stretch_width", x_axis_type="log", y_axis_type="log",
+                             title="KL(P‖π) against iterations", x_axis_label="iterations (steps per chain)",
+                             y_axis_label="KL(P‖π)", tools="pan,wheel_zoom,box_zoom,reset,save")
+        self.figure.toolbar.logo = None
+        self.line_sources = {kind: ColumnDataSource({"xs": [], "ys": []}) for kind in KINDS}
+        self.band_sources = {kind: ColumnDataSource(band(np.zeros(0), np.zeros((0, 2)))) for kind in KINDS}
+        for kind in KINDS:
+            color = COLORS[kind]
+            self.figure.multi_line("xs", "ys", source=self.line_sources[kind], color=color, alpha=0.15, line_width=1)
+            self.figure.varea("step", "lower", "upper", source=self.band_sources[kind], color=color, alpha=0.15)
+            self.figure.line("step", "mean", source=self.band_sources[kind], color=color, line_width=3,
+                             legend_label=LABELS[kind])
+        self.figure.legend.location = "bottom_left"
+        self.figure.legend.label_text_font_size = "9pt"
+        self.status = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["kl-status"])
+        self._layout = pn.Column(self.status, pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
+                                 sizing_mode="stretch_width")
+        self.watch_config()
+
+    @property
+    def applies(self) -> bool:
+        return True  # says why there is no curve when OPAD is not tracked
+
+    def clear(self) -> None:
+        for kind in KINDS:
+            self.line_sources[kind].data = {"xs": [], "ys": []}
+            self.band_sources[kind].data = band(np.zeros(0), np.zeros((0, 2)))
+        tracked = self.model.tracker is not None
+        self.figure.visible = tracked
+        self.status.object = "" if tracked else f"No KL curve: {self.model.opad_problem}."
+
+    def draw(self, snapshot: OpadSnapshot) -> None:
+        if len(snapshot.steps):
+            for kind in KINDS:
+                self.line_sources[kind].data = chain_lines(snapshot.steps, snapshot.kl[kind])
+                self.band_sources[kind].data = band(snapshot.steps, snapshot.kl[kind])
+        self.status.object = summary(snapshot)
+
+    def __panel__(self):
+        return self._layout
