@@ -49,4 +49,24 @@ def test_opad_ising_prints_kl_tables(capsys):
 
     opad_ising.main(["--steps", "30", "--chains", "2"])
     out = capsys.readouterr().out
-    assert out.count("MCMC/OPAD+") == 3 and "| 30 |" in out
+    assert out.count("| locally balanced √t, all scored | 30 |") == 1 and "bytes per particle" in out
+
+
+def test_opad_dag_prints_kl_and_cost_tables(capsys):
+    from benchmarks import opad_dag
+
+    opad_dag.main(["--steps", "20", "--chains", "2", "--degrees", "2"])
+    out = capsys.readouterr().out
+    assert "ER(5, 2)" in out and "| partition MCMC | 20 |" in out and "| structure MCMC |" in out
+
+
+def test_kl_curves_hold_every_chains_exact_kl_at_the_checkpoints():
+    import numpy as np
+
+    import targets
+    from benchmarks.opad_runs import checkpoints, kl_curves, log_normaliser
+
+    target = targets.make("ising1d", m=8)
+    curves = kl_curves("Metropolis", target, log_normaliser(target), "metropolis", {}, 50, 3, 0)
+    assert curves.steps == checkpoints(50) and curves.kl["mcmc"].shape == (len(curves.steps), 3)
+    assert np.all(curves.kl["mcmc"] >= curves.kl["opad"] - 1e-12) and curves.overhead > 0
