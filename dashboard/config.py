@@ -3,8 +3,9 @@
 A ``RunConfig`` names a target and a sampler from the registries with their
 parameters, the number of chains, the seed, the speed cap and the summary
 statistic. It round-trips through JSON (``to_json`` / ``from_json``) and
-``build()`` turns it into a fresh target and sampler, so the same JSON always
-reproduces the same run step for step. Model code: no Panel import.
+``build()`` turns it into a fresh target and sampler (and ``build_companion``
+the optional second sampler run beside it for the same compute time), so the
+same JSON always reproduces the same run step for step. Model code: no Panel import.
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ from .statistics import statistic_names
 
 #: Largest configuration file accepted from a user (bytes).
 MAX_CONFIG_BYTES = 5_000_000
+#: Sampler parameters that define the state space, shared with a comparison sampler that has them.
+SHARED_SPACE_PARAMETERS = ("n_active", "reference")
 #: Keys of a configuration dictionary.
 CONFIG_KEYS = ("target", "target_params", "sampler", "sampler_params", "n_chains", "seed",
-               "steps_per_second", "statistic", "opad", "opad_neighbours")
+               "steps_per_second", "statistic", "opad", "opad_neighbours", "compare_sampler", "compare_params")
 
 
 def to_jsonable(value: Any) -> Any:
@@ -66,6 +69,10 @@ class RunConfig(param.Parameterized):
                                    "OPAD and OPAD+ (targets with d ≤ 24).")
     opad_neighbours = param.Boolean(False, doc="OPAD+ also holds every single-flip neighbour the sampler scored "
                                                "(locally_balanced and lsb only).")
+    compare_sampler = param.Selector(default="", objects=["", *samplers.available()],
+                                     doc="A second sampler run on the same target for the same compute time, "
+                                         "side by side ('' for none).")
+    compare_params = param.Dict(default={}, doc="Parameters of the comparison sampler.")
 
     def to_dict(self) -> dict:
         values = {key: getattr(self, key) for key in CONFIG_KEYS}
@@ -123,3 +130,22 @@ class RunConfig(param.Parameterized):
         except (TypeError, KeyError) as error:
             raise ValueError(f"{self.sampler} on {self.target}: {error}") from None
         return target, sampler
+
+    def build_companion(self, target: Target) -> Sampler | None:
+        """The comparison sampler on ``target`` (same chains and seed), None without one; ValueError if invalid.
+
+        Parameters that fix the state space (``SHARED_SPACE_PARAMETERS``: the
+        number of active bits and the reference state of fixed-distance
+        samplers) are taken from the main sampler unless given, so that both
+        sample the same distribution.
+        """
+        if not self.compare_sampler:
+            return None
+        companion_params = samplers.sampler_class(self.compare_sampler).param
+        shared = {key: value for key, value in self.sampler_params.items()
+                  if key in SHARED_SPACE_PARAMETERS and key in companion_params}
+        try:
+            return samplers.make(self.compare_sampler, target, n_chains=self.n_chains, seed=self.seed,
+                                 **{**shared, **self.compare_params})
+        except (TypeError, KeyError, ValueError) as error:
+            raise ValueError(f"comparison sampler {self.compare_sampler} on {self.target}: {error}") from None

@@ -51,6 +51,7 @@ class Controls(pn.viewable.Viewer):
         self._target_forms: dict[str, ParamForm] = {}
         self._sampler_forms: dict[str, ParamForm] = {}
         self._file_params: dict[str, dict] = {}
+        self._compare_params: dict = {}  # from a preset or configuration file; shared space parameters are automatic
 
         self.preset = pn.widgets.Select(label="Preset", options=list(self._presets),
                                         description="Named configurations that reproduce the papers' experiments.")
@@ -74,6 +75,9 @@ class Controls(pn.viewable.Viewer):
         self.speed = pn.widgets.FloatInput(label="speed cap (steps/s, 0 = as fast as possible)", start=0,
                                            end=config_params.steps_per_second.bounds[1], step=10,
                                            description=config_params.steps_per_second.doc)
+        self.compare = pn.widgets.Select(label="compare with, at equal compute time",
+                                         options={"(none)": "", **{name: name for name in samplers.available()}},
+                                         description=config_params.compare_sampler.doc)
         self.opad = pn.widgets.Checkbox(label="track OPAD / OPAD+ (exact KL, d ≤ 24)")
         self.opad_neighbours = pn.widgets.Checkbox(label="OPAD+ with every scored neighbour (locally balanced, LSB)")
         self.apply_button = pn.widgets.Button(label="Apply settings", color="primary",
@@ -154,6 +158,8 @@ class Controls(pn.viewable.Viewer):
             statistic=self.statistic.value,
             opad=self.opad.value,
             opad_neighbours=self.opad_neighbours.value,
+            compare_sampler=self.compare.value,
+            compare_params=self._compare_params,
         )
 
     def show_config(self, config: RunConfig) -> None:
@@ -168,6 +174,7 @@ class Controls(pn.viewable.Viewer):
         self.n_chains.value, self.seed.value = config.n_chains, config.seed
         self.speed.value, self.statistic.value = config.steps_per_second, config.statistic
         self.opad.value, self.opad_neighbours.value = config.opad, config.opad_neighbours
+        self.compare.value, self._compare_params = config.compare_sampler, dict(config.compare_params)
 
     # -- actions ------------------------------------------------------------------------------
     def apply(self, config: RunConfig | None = None) -> bool:
@@ -248,7 +255,8 @@ class Controls(pn.viewable.Viewer):
             pn.layout.Divider(),
             self.target, self.target_params, self.upload, self.upload_note,
             self.sampler, self.sampler_params,
-            self.n_chains, self.seed, self.statistic, self.opad, self.opad_neighbours, self.apply_button,
+            self.n_chains, self.seed, self.statistic, self.compare, self.opad, self.opad_neighbours,
+            self.apply_button,
             self.speed,
             pn.layout.Divider(),
             self.export_config, self.export_traces, self.import_config,

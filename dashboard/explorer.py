@@ -19,6 +19,7 @@ import param
 
 from .balancing_view import BalancingView
 from .catalogue import Catalogue
+from .comparison_view import ComparisonView
 from .config import RunConfig
 from .controls import Controls
 from .dag_view import DagView
@@ -48,12 +49,15 @@ class Explorer(pn.viewable.Viewer):
         self.kl = KLView(model=self.model)
         self.inclusion = InclusionView(model=self.model)
         self.dag = DagView(model=self.model)
+        self.comparison = ComparisonView(model=self.model)
         self.refresh = pn.widgets.IntInput.from_param(self.param.refresh_ms, label="plot refresh period (ms)")
         self._balancing_card = pn.Card(self.balancing, title="Balancing function", sizing_mode="stretch_width")
         self._inclusion_card = pn.Card(self.inclusion, title="Variable selection: inclusion probabilities",
                                        sizing_mode="stretch_width")
         self._dag_card = pn.Card(self.dag, title="Structure learning: DAG and edge probabilities",
                                  sizing_mode="stretch_width")
+        self._comparison_card = pn.Card(self.comparison, title="Side by side at equal compute time",
+                                        sizing_mode="stretch_width")
         self._callback = None
         self._last_slow = 0.0
         self.flush_seconds: list[float] = []
@@ -64,6 +68,7 @@ class Explorer(pn.viewable.Viewer):
         self._balancing_card.visible = self.balancing.applies
         self._inclusion_card.visible = self.inclusion.applies
         self._dag_card.visible = self.dag.applies
+        self._comparison_card.visible = self.comparison.applies
 
     @param.depends("refresh_ms", watch=True)
     def _on_refresh_period(self) -> None:
@@ -88,6 +93,7 @@ class Explorer(pn.viewable.Viewer):
             self.inclusion.refresh()
             self.dag.update(drained)
             self.dag.refresh()
+            self.comparison.refresh()
             if started - self._last_slow >= SLOW_VIEW_SECONDS:
                 self._last_slow = started
                 self.diagnostics.refresh()
@@ -105,6 +111,7 @@ class Explorer(pn.viewable.Viewer):
         return pn.Column(
             pn.Card(self.lattice, title="Lattice", sizing_mode="stretch_width"),
             pn.Card(self.traces, title="Traces", sizing_mode="stretch_width"),
+            self._comparison_card,
             self._balancing_card,
             pn.Card(self.kl, title="OPAD: KL to the target", sizing_mode="stretch_width"),
             self._inclusion_card,

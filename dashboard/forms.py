@@ -17,9 +17,35 @@ import param
 SHARED = {"name", "n_chains", "seed", "record_neighbours"}
 
 
+def parse_int_or_range(text: str) -> int | tuple[int, int]:
+    """``"5"`` → 5 and ``"1-20"`` (or ``"1–20"``, ``"1, 20"``) → (1, 20); ValueError otherwise."""
+    parts = [p for p in text.replace("–", "-").replace(",", "-").split("-") if p.strip()]
+    try:
+        numbers = [int(p) for p in parts]
+    except ValueError:
+        numbers = []
+    if len(numbers) == 1:
+        return numbers[0]
+    if len(numbers) == 2:
+        return tuple(numbers)
+    raise ValueError(f"expected a whole number k or a range like 1-20; got {text!r}")
+
+
+def _is_int_or_range(value) -> bool:
+    return isinstance(value, int) or (isinstance(value, tuple) and len(value) == 2
+                                      and all(isinstance(v, int) for v in value))
+
+
+def _format_int_or_range(value) -> str:
+    return f"{value[0]}-{value[1]}" if isinstance(value, tuple) else str(value)
+
+
 def _widget(name: str, spec: param.Parameter, value):
     label = name.replace("_", " ")
     doc = " ".join((spec.doc or "").split())
+    if type(spec) is param.Parameter and _is_int_or_range(value):  # e.g. a walk length: fixed k or a range
+        return pn.widgets.TextInput(label=f"{label} (k or kmin-kmax)", value=_format_int_or_range(value),
+                                    description=doc)
     if isinstance(spec, param.Boolean):
         return pn.widgets.Checkbox(label=label, value=bool(value))
     if isinstance(spec, param.Selector):
@@ -48,9 +74,22 @@ class ParamForm:
         self.panel = pn.Column(*self.widgets.values(), sizing_mode="stretch_width", margin=0)
 
     def values(self) -> dict:
-        return {name: widget.value for name, widget in self.widgets.items()}
+        """The widgets' values (ValueError for an unreadable range)."""
+        out = {}
+        for name, widget in self.widgets.items():
+            value = widget.value
+            if isinstance(widget, pn.widgets.TextInput):
+                try:
+                    value = parse_int_or_range(value)
+                except ValueError as error:
+                    raise ValueError(f"{name}: {error}") from None
+            out[name] = value
+        return out
 
     def set_values(self, values: dict) -> None:
         for name, value in values.items():
             if name in self.widgets:
-                self.widgets[name].value = value
+                widget = self.widgets[name]
+                is_text = isinstance(widget, pn.widgets.TextInput)
+                widget.value = _format_int_or_range(tuple(value) if isinstance(value, list) else value) \
+                    if is_text else value

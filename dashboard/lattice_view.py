@@ -11,6 +11,7 @@ costs a few milliseconds (see ``shared/notes/panel-live-streaming.md``).
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import panel as pn
@@ -18,9 +19,13 @@ import param
 from bokeh.models import ColumnDataSource, LinearColorMapper
 from bokeh.plotting import figure
 
+from .move_replay import MoveReplay
 from .run_model import RunModel
 
 STATE_COLOURS = ["#2b2d42", "#f4d35e"]  # 0 (background / spin down), 1 (object / spin up)
+WALK_COLOURS = ("#e63946", "#00b4d8")  # bits flipped by a move's first and second walk
+#: Seconds each frame of a slow-motion move stays on screen.
+FRAME_SECONDS = 0.6
 MEAN_PALETTE = "Viridis256"
 OBSERVATION_PALETTE = "Greys256"
 
@@ -96,12 +101,23 @@ class LatticeView(pn.viewable.Viewer):
         self.depth = pn.widgets.IntSlider(label="slice (3-D lattice)", value=0, start=0, end=1, width=200)
         self.show_mean = pn.widgets.Checkbox(label="show running mean (marginals)", value=False)
         self._state = ImagePanel("current state", STATE_COLOURS)
+        self.walk_source = ColumnDataSource({"x": [], "y": [], "color": []})
+        self._state.figure.rect("x", "y", 0.9, 0.9, source=self.walk_source, fill_alpha=0.0, line_color="color",
+                                line_width=3)
+        self.slow_motion = pn.widgets.Button(label="Slow-motion move", color="primary", width=150,
+                                             description="Pause, make one move of the chain shown and play it "
+                                                         "flip by flip: first walk red, second walk blue.")
+        self.slow_motion.on_click(self._start_replay)
+        self.replay_status = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["replay-status"])
+        self._replay: MoveReplay | None = None
+        self._frame = 0
+        self._frame_shown_at = -np.inf
         self._mean = ImagePanel("running mean", MEAN_PALETTE)
         self._truth = ImagePanel("ground truth", STATE_COLOURS)
         self._observation = ImagePanel("noisy observation y", OBSERVATION_PALETTE, low=-1.0)
         self._figures = pn.FlexBox(sizing_mode="stretch_width")
-        self._layout = pn.Column(pn.Row(self.chain, self.depth, self.show_mean), self._figures,
-                                 sizing_mode="stretch_width")
+        self._layout = pn.Column(pn.Row(self.chain, self.depth, self.show_mean, self.slow_motion),
+                                 self.replay_status, self._figures, sizing_mode="stretch_width")
         self._last_states = None
         self._last_mean = None
         self.chain.param.watch(self._redraw_held, "value")
@@ -132,6 +148,8 @@ class LatticeView(pn.viewable.Viewer):
         self._arrange()
         self._last_states = None
         self._last_mean = None
+        self.slow_motion.visible = self.model.replays_moves
+        self._stop_replay()
         self._redraw()
 
     def _arrange(self) -> None:
@@ -145,8 +163,51 @@ class LatticeView(pn.viewable.Viewer):
             self._arrange()
             self._redraw()
 
+    # -- slow motion ------------------------------------------------------------------------------
+    def _start_replay(self, event=None) -> None:
+        try:
+            replay = self.model.replay_next_move(min(self.chain.value or 0, self.model.sampler.n_chains - 1))
+        except (ValueError, RuntimeError) as error:
+            self.model.error = str(error)
+            return
+        self._replay, self._frame, self._frame_shown_at = replay, 0, -np.inf
+        with pn.io.hold():
+            self._advance_replay()
+
+    def _stop_replay(self) -> None:
+        self._replay = None
+        self.walk_source.data = {"x": [], "y": [], "color": []}
+        self.replay_status.object = ""
+
+    def _advance_replay(self) -> None:
+        """Show the next frame if the current one has been on screen for ``FRAME_SECONDS``."""
+        now = time.perf_counter()
+        if now - self._frame_shown_at < FRAME_SECONDS:
+            return
+        if self._frame >= len(self._replay):
+            self._stop_replay()
+            self._redraw()
+            return
+        frame = self._replay.frame(self._frame)
+        self._frame += 1
+        self._frame_shown_at = now
+        target = self.model.target
+        self._state.show(as_image(frame.state, target, self.depth.value))
+        rows, cols = grid_shape(target)
+        xs, ys, colors = [], [], []
+        for sites, color in zip((frame.first_walk, frame.second_walk), WALK_COLOURS):
+            flat = sites % (rows * cols)  # a 3-D lattice: the bit's position within its slice
+            xs += (flat % cols + 0.5).tolist()
+            ys += (flat // cols + 0.5).tolist()
+            colors += [color] * len(sites)
+        self.walk_source.data = {"x": xs, "y": ys, "color": colors}
+        self.replay_status.object = frame.text
+
     def update(self, drained) -> None:
-        """Draw the newest states from a ``Drained`` buffer read."""
+        """Draw the newest states from a ``Drained`` buffer read (or the next frame of a slow-motion move)."""
+        if self._replay is not None:
+            self._advance_replay()
+            return
         if drained.states is None:
             return
         self._last_states, self._last_mean = drained.states, drained.mean_states

@@ -30,6 +30,7 @@ from samplers.diagnostics import ess, rhat
 
 from .buffer import Chunk, Drained, TraceBuffer
 from .config import RunConfig
+from .move_replay import MoveReplay
 from .opad_tracker import OpadSnapshot, OpadTracker, tracking_problem
 from .statistics import available_statistics
 
@@ -44,6 +45,57 @@ YIELD_SECONDS = 0.001
 #: thread competes with one sampler at a time instead of all of them, which keeps
 #: page loads and clicks prompt when several sessions are sampling.
 _CHUNK_TURN = threading.Lock()
+
+
+def _row_of(sampler, seconds: float, statistic) -> tuple:
+    """One trace row: step, evaluations, compute seconds, log p̃ and statistic per chain, acceptances."""
+    return (sampler.n_steps, sampler.n_evals, seconds, sampler.log_p.copy(),
+            statistic(sampler.states, sampler.log_p), int(sampler.last_accepted.sum()))
+
+
+def _chunk_of(rows: list[tuple]) -> Chunk:
+    step, n_evals, seconds, log_prob, statistic, accepted = zip(*rows)
+    return Chunk(np.array(step), np.array(n_evals), np.array(seconds), np.array(log_prob),
+                 np.array(statistic, dtype=np.float64), np.array(accepted))
+
+
+class CompanionRun:
+    """A second sampler on the same target, advanced in the run's thread for the same compute time.
+
+    After each chunk of the main sampler, ``advance(seconds)`` steps the
+    companion until its own compute time (time inside ``step()``) has grown by
+    as much as the main sampler's did, so both traces cover equal compute and
+    can be compared against compute time (Hamze & de Freitas, Figs. 2–4).
+    Its trace goes to its own bounded ``buffer``.
+    """
+
+    #: Most companion steps per chunk (a companion much faster than the main sampler).
+    MAX_STEPS = 20_000
+
+    def __init__(self, sampler, statistic):
+        self.sampler = sampler
+        self._statistic = statistic
+        self.seconds = 0.0
+        self._owed = 0.0
+        self.buffer = TraceBuffer(sampler.n_chains)
+        self.buffer.push(_chunk_of([self._row()]), sampler.states)
+
+    def _row(self) -> tuple:
+        return _row_of(self.sampler, self.seconds, self._statistic)
+
+    def advance(self, seconds: float) -> None:
+        """Step until the companion has spent ``seconds`` more (carrying over any shortfall or excess)."""
+        self._owed += seconds
+        rows = []
+        while self._owed > 0 and len(rows) < self.MAX_STEPS:
+            started = time.perf_counter()
+            self.sampler.step(record=False)
+            stepped = time.perf_counter() - started
+            self.seconds += stepped
+            self._owed -= stepped
+            rows.append(self._row())
+        if rows:
+            self.buffer.push(_chunk_of(rows), self.sampler.states)
 
 
 @dataclass(frozen=True)
@@ -81,19 +133,21 @@ class RunModel(param.Parameterized):
         self._thread: threading.Thread | None = None
         self._ui_waiting = 0
         self._rate_reference = (0, time.perf_counter())
-        self._install(*config.build(), config)
+        target, sampler = config.build()
+        self._install(target, sampler, config.build_companion(target), config)
 
     # -- configuration ------------------------------------------------------------------
-    def _install(self, target, sampler, config) -> None:
-        """Make (target, sampler, config) current and restart the traces (lock held or not yet started)."""
+    def _install(self, target, sampler, companion, config) -> None:
+        """Make (target, sampler, companion, config) current and restart the traces (lock held or not started)."""
         self.target, self.sampler, self._config = target, sampler, config
         self._statistic = available_statistics(target)[config.statistic]
         self.buffer = TraceBuffer(sampler.n_chains)
         self.opad_problem = tracking_problem(target) if config.opad else "OPAD tracking is off for this run"
         self.tracker = None if self.opad_problem else OpadTracker(target, scored_neighbours=config.opad_neighbours)
+        self.companion = None if companion is None else CompanionRun(companion, self._statistic)
         self._active_seconds = 0.0
         self._pace_origin = None
-        self.buffer.push(self._chunk_of([self._row()]), sampler.states)
+        self.buffer.push(_chunk_of([self._row()]), sampler.states)
 
     @contextmanager
     def _exclusive(self):
@@ -109,11 +163,12 @@ class RunModel(param.Parameterized):
         """Switch to ``config`` (a fresh run). If it is invalid, keep the current run and set ``error``."""
         try:
             target, sampler = config.build()
+            companion = config.build_companion(target)
         except ValueError as error:
             self.error = str(error)
             return False
         with self._exclusive():
-            self._install(target, sampler, config)
+            self._install(target, sampler, companion, config)
         self.param.update(config=config, error="")  # watchers run outside the lock
         return True
 
@@ -206,15 +261,7 @@ class RunModel(param.Parameterized):
         return due - time.perf_counter()
 
     def _row(self) -> tuple:
-        s = self.sampler
-        return (s.n_steps, s.n_evals, self._active_seconds, s.log_p.copy(),
-                self._statistic(s.states, s.log_p), int(s.last_accepted.sum()))
-
-    @staticmethod
-    def _chunk_of(rows: list[tuple]) -> Chunk:
-        step, n_evals, seconds, log_prob, statistic, accepted = zip(*rows)
-        return Chunk(np.array(step), np.array(n_evals), np.array(seconds), np.array(log_prob),
-                     np.array(statistic, dtype=np.float64), np.array(accepted))
+        return _row_of(self.sampler, self._active_seconds, self._statistic)
 
     def _advance_chunk(self) -> None:
         """Run steps for up to one chunk (lock held), then push them to the buffer."""
@@ -222,6 +269,7 @@ class RunModel(param.Parameterized):
         if self._pace_origin is None:
             self._pace_origin = (chunk_start, self.sampler.n_steps)
         rows = []
+        budget = 0.0  # seconds spent inside the sampler's steps this chunk
         while len(rows) < CHUNK_STEPS and last - chunk_start < CHUNK_SECONDS:
             if not self.running:
                 if self._pending_steps == 0:
@@ -229,18 +277,22 @@ class RunModel(param.Parameterized):
                 self._pending_steps -= 1
             elif self._pace_wait() > 0:
                 break
+            started = time.perf_counter()
             record = self.sampler.step(record=self.tracker is not None)
+            stepped = time.perf_counter() - started
+            self._active_seconds += stepped
+            budget += stepped
             if record is not None:
                 self.tracker.update(record)
                 self.tracker.checkpoint(self.sampler.n_steps)
-            now = time.perf_counter()
-            self._active_seconds += now - last
-            last = now
+            last = time.perf_counter()
             rows.append(self._row())
         if rows:
-            self.buffer.push(self._chunk_of(rows), self.sampler.states)
+            self.buffer.push(_chunk_of(rows), self.sampler.states)
             if self.tracker is not None:
                 self.tracker.publish(self.sampler.n_steps)
+        if self.companion is not None and budget > 0:
+            self.companion.advance(budget)
 
     # -- reading (UI side) ----------------------------------------------------------------------
     def poll(self) -> Drained:
@@ -284,6 +336,24 @@ class RunModel(param.Parameterized):
             "ESS per second": value / seconds if seconds > 0 else float("nan"),
         })
         return result
+
+    @property
+    def replays_moves(self) -> bool:
+        """Whether the sampler records its moves' walks (intracluster moves) for slow motion."""
+        return hasattr(self.sampler, "last_walk")
+
+    def replay_next_move(self, chain: int) -> MoveReplay:
+        """Pause, take one step (in the sampler thread) and return ``chain``'s move frame by frame."""
+        if not self.replays_moves:
+            raise ValueError(f"{self.config.sampler} does not record its moves' walks")
+        self.pause()
+        with self._exclusive():
+            start = self.sampler.states[chain].copy()
+        self.step(1)
+        if not self.wait_idle():
+            raise RuntimeError("the step did not finish")
+        with self._exclusive():
+            return MoveReplay.from_sampler(start, self.sampler, chain)
 
     def opad_snapshot(self) -> OpadSnapshot | None:
         """The latest OPAD snapshot (lock-free), or None when OPAD is not tracked (see ``opad_problem``)."""

@@ -24,6 +24,55 @@ def autocorrelation(samples: np.ndarray) -> np.ndarray:
     return np.asarray(array_stats.autocorr(np.asarray(samples, dtype=np.float64), axis=-1))
 
 
+def on_time_grid(seconds: np.ndarray, values: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """The chain's value at each grid time: the state it held then (the last draw at or before it).
+
+    ``seconds`` (n_draws,) are the increasing compute times of the draws,
+    ``values`` (n_draws, ...) their values; a grid time before the first draw
+    takes the first value.
+    """
+    index = np.searchsorted(seconds, grid, side="right") - 1
+    return values[np.clip(index, 0, len(seconds) - 1)]
+
+
+def autocorrelation_in_time(seconds: np.ndarray, values: np.ndarray, grid_step: float) -> tuple[np.ndarray, np.ndarray]:
+    """Autocorrelation against compute-time lag, averaged over chains (Hamze & de Freitas, Figs. 2–4).
+
+    Samplers whose steps cost different times are compared per unit of
+    compute: the trace ``values`` (n_draws, n_chains) at compute times
+    ``seconds`` is read on a uniform grid of spacing ``grid_step`` seconds
+    (``on_time_grid``) and its autocorrelation taken there. Returns
+    ``(lags in seconds, autocorrelation)`` at lags 0, grid_step, 2·grid_step, …
+    up to half the traced time.
+    """
+    if grid_step <= 0:
+        raise ValueError(f"grid_step must be > 0; got {grid_step}")
+    grid = np.arange(seconds[0], seconds[-1], grid_step)
+    if grid.size < 4:
+        return np.zeros(0), np.zeros(0)
+    resampled = np.atleast_2d(on_time_grid(seconds, np.asarray(values, dtype=np.float64), grid).T)
+    if np.ptp(resampled) == 0:
+        return np.zeros(0), np.zeros(0)
+    constant = np.ptp(resampled, axis=1) == 0
+    acf = autocorrelation(resampled[~constant]).mean(axis=0)
+    half = grid.size // 2
+    return np.arange(half) * grid_step, acf[:half]
+
+
+def integrated_time(lags: np.ndarray, acf: np.ndarray) -> float:
+    """Integrated autocorrelation time τ = Δ(1 + 2 Σ_{k≥1} ρ_k) in the lags' unit (e.g. seconds).
+
+    The sum stops before the first negative autocorrelation (Geyer's initial
+    positive sequence, simplified); NaN when the lags do not reach that point.
+    """
+    if len(lags) < 2:
+        return float("nan")
+    negative = np.flatnonzero(acf[1:] < 0)
+    if not negative.size:
+        return float("nan")
+    return float((lags[1] - lags[0]) * (1 + 2 * acf[1:1 + negative[0]].sum()))
+
+
 def ess(samples: np.ndarray) -> float:
     """Rank-normalised bulk ESS of ``(n_chains, n_draws)`` samples (0 for a constant trace)."""
     samples = np.atleast_2d(np.asarray(samples, dtype=np.float64))

@@ -262,25 +262,26 @@ class ParticleStore:
         step; it is new when the chain moved in the previous step (or at the
         start), so each visited state's neighbourhood is folded in once.
         """
-        previous = [self._previous, *pending[:-1]]
-        rows, states, log_p = [], [], []
         d = self.target.dim
-        for before, record in zip(previous, pending):
-            if before is None:
-                if record.start_states is None:
-                    continue
-                chains, centre, centre_log_p = np.arange(self.n_chains), record.start_states, record.start_log_prob
-            else:
-                chains = np.flatnonzero(before.accepted)
-                centre, centre_log_p = before.states[chains], before.log_prob[chains]
-            neighbours = np.repeat(centre, d, axis=0)
-            neighbours[np.arange(neighbours.shape[0]), np.tile(np.arange(d), chains.size)] ^= 1
-            rows.append(np.repeat(chains, d))
-            states.append(neighbours)
-            log_p.append((centre_log_p[:, None] + record.scored_log_ratio[chains]).ravel())
-        if not rows:
+        if self._previous is not None:
+            before = [self._previous, *pending[:-1]]
+        elif pending[0].start_states is not None:
+            before = [None, *pending[:-1]]  # None: the chains' start, where every state is new
+        else:  # the store joined a running chain: its first record's neighbourhood may not be new
+            before, pending = pending[:-1], pending[1:]
+        if not pending:
             return np.empty(0, dtype=np.int64), np.empty((0, d), dtype=np.uint8), np.empty(0)
-        return np.concatenate(rows), np.concatenate(states), np.concatenate(log_p)
+        start = pending[0] if before[0] is None else None
+        moved = [np.ones(self.n_chains, dtype=bool) if r is None else r.accepted for r in before]
+        states = [start.start_states if r is None else r.states for r in before]
+        log_p = [start.start_log_prob if r is None else r.log_prob for r in before]
+        steps, chains = np.nonzero(_stacked(moved))
+        centres = _stacked(states)[steps, chains]
+        centre_log_p = _stacked(log_p)[steps, chains]
+        ratios = _stacked([r.scored_log_ratio for r in pending])[steps, chains]
+        neighbours = np.repeat(centres, d, axis=0)
+        neighbours[np.arange(neighbours.shape[0]), np.tile(np.arange(d), chains.size)] ^= 1
+        return np.repeat(chains, d), neighbours, (centre_log_p[:, None] + ratios).ravel()
 
     def _pairs(self, rows, particles):
         """Flat indices of (chain, particle) and (pooled, particle) in the count tables, and the rows."""

@@ -57,3 +57,28 @@ def test_rhat_detects_chains_that_disagree(rng):
     assert abs(rhat(mixed) - 1) < 0.01
     stuck = mixed + np.array([[0.0], [0.0], [3.0], [3.0]])
     assert rhat(stuck) > 1.5
+
+
+def test_autocorrelation_in_time_compares_samplers_per_unit_of_compute():
+    from samplers.diagnostics import autocorrelation_in_time, integrated_time, on_time_grid
+
+    seconds = np.array([0.0, 1.0, 2.5, 4.0])
+    values = np.array([10.0, 20.0, 30.0, 40.0])
+    np.testing.assert_array_equal(on_time_grid(seconds, values, np.array([0.0, 0.5, 1.0, 3.9, 9.0])),
+                                  [10, 10, 20, 30, 40])
+    rng = np.random.default_rng(0)
+    # AR(1) with φ = 0.9 per step; a slow sampler takes 10 ms per step, a fast one 1 ms
+    steps = 4000
+    noise = rng.normal(size=(steps, 3))
+    trace = np.zeros((steps, 3))
+    for t in range(1, steps):
+        trace[t] = 0.9 * trace[t - 1] + noise[t]
+    slow_lags, slow = autocorrelation_in_time(np.arange(steps) * 0.01, trace, grid_step=0.01)
+    fast_lags, fast = autocorrelation_in_time(np.arange(steps) * 0.001, trace, grid_step=0.01)
+    assert slow[0] == pytest.approx(1.0) and abs(slow[1] - 0.9) < 0.05  # one step per grid point
+    assert abs(fast[1] - 0.9 ** 10) < 0.08  # ten steps per grid point: decorrelates 10× faster in time
+    assert slow_lags[1] == pytest.approx(0.01) and fast_lags.max() < slow_lags.max()
+    # AR(1): τ = (1 + φ)/(1 − φ) = 19 steps = 0.19 s for the slow sampler, about a tenth of that for the fast one
+    assert integrated_time(slow_lags, slow) == pytest.approx(0.19, rel=0.25)
+    assert integrated_time(fast_lags, fast) < 0.35 * integrated_time(slow_lags, slow)
+    assert np.isnan(integrated_time(np.array([0.0, 1.0]), np.array([1.0, 0.9])))

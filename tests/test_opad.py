@@ -276,3 +276,22 @@ def test_scored_neighbours_enlarge_opad_plus_by_every_neighbour_of_every_visited
     np.testing.assert_allclose(store._log_p[:store.n_particles], target.log_prob(stored), atol=1e-10)
     with pytest.raises(ValueError, match="record_neighbours=True"):
         ParticleStore(target, scored_neighbours=True).update(samplers.make("metropolis", target).step())
+
+
+def test_a_store_joining_a_running_chain_adds_only_neighbourhoods_known_to_be_new():
+    target = TINY_TARGETS["frustrated_boltzmann"]()
+    sampler = samplers.make("locally_balanced", target, n_chains=2, seed=5, record_neighbours=True)
+    records = [sampler.step() for _ in range(30)]
+    full, joined = (ParticleStore(target, flush_every=4, scored_neighbours=True) for _ in range(2))
+    for r in records:
+        full.update(r)
+    for r in records[10:]:
+        joined.update(r)
+    held = set(targets.state_codes(joined.states(joined.support("opad_plus"))).tolist())
+    assert held <= set(targets.state_codes(full.states(full.support("opad_plus"))).tolist())
+    # the neighbourhood of a state a chain moved to after the join is in; the first record's is not needed
+    for k in range(11, 29):
+        for chain in np.flatnonzero(records[k - 1].accepted):
+            centre = records[k - 1].states[chain]
+            neighbours = np.repeat(centre[None], target.dim, axis=0) ^ np.eye(target.dim, dtype=np.uint8)
+            assert set(targets.state_codes(neighbours).tolist()) <= held, (k, chain)
