@@ -13,7 +13,9 @@ next to the exact one (inclusion probabilities for ``bvs``, edge
 probabilities for ``dag``) — which the UI reads without any lock.
 
 The exact quantities need the target's enumeration (d ≤ 24); it is done once,
-on the first checkpoint, in the sampler thread. Model code: no Panel import.
+on the first checkpoint, in the sampler thread. A sampler of a restricted
+space (``support``: a fixed-distance sampler's ``in_support``) is compared with
+the target restricted to it. Model code: no Panel import.
 """
 
 from __future__ import annotations
@@ -22,8 +24,6 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.special import logsumexp
-
 from samplers.base import StepRecord
 from samplers.opad import KINDS, ParticleStore
 from targets.base import MAX_ENUMERATE_DIM, Target
@@ -60,12 +60,13 @@ def tracking_problem(target: Target) -> str:
 class OpadTracker:
     """A particle store fed by the sampler thread, with log-spaced KL checkpoints and marginals."""
 
-    def __init__(self, target: Target, scored_neighbours: bool = False):
+    def __init__(self, target: Target, scored_neighbours: bool = False, support=None):
         problem = tracking_problem(target)
         if problem:
             raise ValueError(problem)
         self.target = target
-        self.store = ParticleStore(target, max_particles=MAX_PARTICLES, scored_neighbours=scored_neighbours)
+        self.store = ParticleStore(target, max_particles=MAX_PARTICLES, scored_neighbours=scored_neighbours,
+                                   support=support)
         self.snapshot = OpadSnapshot()
         self._rows: list[tuple[int, np.ndarray]] = []
         self._next_step = 0
@@ -77,11 +78,9 @@ class OpadTracker:
         self.store.update(record)
 
     def _enumerate(self) -> None:
-        """Exact log Z and marginals, once (the store reuses log Z)."""
-        states, log_p = self.target.enumerate()
-        log_z = float(logsumexp(log_p))
-        self.store.log_z = log_z
-        self._exact = np.exp(log_p - log_z) @ states
+        """Exact marginals, once (the store keeps log Z)."""
+        states, probabilities = self.store.exact()
+        self._exact = probabilities @ states
 
     def _kl(self) -> np.ndarray:
         """(kinds, n_chains + 1) exact KL now: every chain, then the pooled chains."""

@@ -143,7 +143,8 @@ class RunModel(param.Parameterized):
         self._statistic = available_statistics(target)[config.statistic]
         self.buffer = TraceBuffer(sampler.n_chains)
         self.opad_problem = tracking_problem(target) if config.opad else "OPAD tracking is off for this run"
-        self.tracker = None if self.opad_problem else OpadTracker(target, scored_neighbours=config.opad_neighbours)
+        self.tracker = None if self.opad_problem else OpadTracker(
+            target, scored_neighbours=config.opad_neighbours, support=getattr(sampler, "in_support", None))
         self.companion = None if companion is None else CompanionRun(companion, self._statistic)
         self._active_seconds = 0.0
         self._pace_origin = None

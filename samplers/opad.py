@@ -33,6 +33,10 @@ log Z is computed once by enumeration. For larger targets ``log_mass()``
 gives the monotone log Σ_S p̃ and ``expectation()`` the three estimates of
 any statistic.
 
+When the chains sample p̃ restricted to a subset — a fixed-distance sampler's
+S_n(c) — pass ``support`` (e.g. the sampler's ``in_support``): π is then p̃
+restricted and renormalised there, which is what the KL is measured against.
+
 Beyond the paper, ``scored_neighbours=True`` adds to OPAD+ every state whose
 p̃ the sampler scored: for locally balanced and LSB samplers (built with
 ``record_neighbours=True``) all d single-flip neighbours of each visited state.
@@ -140,7 +144,7 @@ class ParticleStore:
     """
 
     def __init__(self, target: Target, max_particles: int = 2_000_000, flush_every: int = 256,
-                 scored_neighbours: bool = False):
+                 scored_neighbours: bool = False, support: Callable[[np.ndarray], np.ndarray] | None = None):
         if not isinstance(target, Target):
             raise ValueError(f"target must be a targets.Target; got {type(target).__name__}")
         if max_particles < 1:
@@ -151,6 +155,7 @@ class ParticleStore:
         self.max_particles = max_particles
         self.flush_every = flush_every
         self.scored_neighbours = scored_neighbours
+        self.support_of_chains = support
         self.full = ""
         self.n_chains = 0
         self._pending: list[StepRecord] = []
@@ -368,12 +373,20 @@ class ParticleStore:
         index = self.support("mcmc", chain)
         return index, self._counts[self._row(chain), index]
 
+    def exact(self) -> tuple[np.ndarray, np.ndarray]:
+        """π by enumeration: the states the chains sample from and their probabilities (sets ``log_z``)."""
+        states, log_p = self.target.enumerate()
+        if self.support_of_chains is not None:
+            inside = self.support_of_chains(states)
+            states, log_p = states[inside], log_p[inside]
+        self._log_z = float(logsumexp(log_p))
+        return states, np.exp(log_p - self._log_z)
+
     @property
     def log_z(self) -> float:
-        """log Σ_x p̃(x) by enumeration (computed once; needs an enumerable target), or as set."""
+        """log Σ_x p̃(x) over the chains' space by enumeration (once; needs an enumerable target), or as set."""
         if self._log_z is None:
-            _, log_p = self.target.enumerate()
-            self._log_z = float(logsumexp(log_p))
+            self.exact()
         return self._log_z
 
     @log_z.setter

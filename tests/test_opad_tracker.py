@@ -113,3 +113,22 @@ def test_dag_data_upload_runs_the_structure_target():
     wide = ",".join(f"v{i}" for i in range(13)) + "\n" + (",".join("0" for _ in range(13)) + "\n") * 3
     with pytest.raises(ValueError, match="2 to 12 variables"):
         parse_upload("dag", "wide.csv", wide.encode())
+
+
+def test_a_fixed_distance_run_is_measured_against_the_target_restricted_to_its_space():
+    config = RunConfig(target="ising1d", target_params={"m": 10}, sampler="kawasaki", sampler_params={"n_active": 4},
+                       n_chains=4, statistic="log_prob")
+    run = RunModel(config)
+    try:
+        run.step(400)
+        assert run.wait_idle()
+        store = run.tracker.store
+        states, probabilities = store.exact()
+        assert len(states) == 210 and np.all(states.sum(axis=1) == 4)  # C(10, 4) states with 4 ones
+        visited = store.states(store.support("opad"))
+        assert np.all(visited.sum(axis=1) == 4)
+        scratch = -np.log(probabilities[np.isin(targets.state_codes(states), targets.state_codes(visited))].sum())
+        assert run.opad_snapshot().kl["opad"][-1, -1] == pytest.approx(scratch, abs=1e-10)
+        assert np.all(run.opad_snapshot().marginals["exact"] == pytest.approx(0.4))  # symmetric chain: 4/10
+    finally:
+        run.close()
