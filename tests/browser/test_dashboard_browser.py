@@ -432,3 +432,44 @@ def test_kl_curves_and_inclusion_bars_are_drawn_live(page: Page):
     page.set_viewport_size({"width": 1400, "height": min(max(height, 1000), 4000)})
     page.wait_for_timeout(800)
     page.screenshot(path=str(ARTIFACTS / "opad.png"), full_page=True)
+
+
+SLOW_MOTION_PRESET = "IM · slow motion on a 12×12 ferromagnet (k = 6)"
+COMPARISON_PRESET = "IM Fig. 2 · ferromagnet 30×30 at β = 1/2.27, half up · k = 45, γ = β/2 vs Kawasaki"
+
+
+def test_slow_motion_move_is_played_flip_by_flip(page: Page):
+    load_preset(page, SLOW_MOTION_PRESET)
+    expect(select(page, "Sampler")).to_have_value("intracluster")
+    expect(alert(page)).to_be_hidden()
+    slow = button(page, "Slow-motion move")
+    slow.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    slow.click()
+    replay = page.locator(".replay-status")
+    expect(replay).to_contain_text("step 3 of 12 (first walk, towards c)", timeout=20_000)
+    overlay = plot_sources(page, "current state")
+    assert overlay and "#e63946" in overlay["values"]  # the first walk's flips are outlined
+    expect(replay).to_contain_text("second walk, away from c", timeout=20_000)
+    expect(replay).to_contain_text(re.compile(r"move (accepted|rejected)"), timeout=20_000)
+    expect(status(page)).to_contain_text("paused")
+    assert steps_shown(page) == 1
+
+
+def test_comparison_card_draws_both_samplers_at_equal_compute_time(page: Page):
+    load_preset(page, COMPARISON_PRESET)
+    expect(select(page, "compare with, at equal compute time")).to_have_value("kawasaki")
+    expect(alert(page)).to_be_hidden()
+    button(page, "Start").click()
+    first = wait_for(lambda: plot_sources(page, "energy against compute time"), lambda d: d["rows"] > 20,
+                     what="both energy traces to be drawn")
+    wait_for(lambda: plot_sources(page, "energy against compute time"), lambda d: d["values"] != first["values"],
+             what="the energy traces to grow")
+    wait_for(lambda: plot_sources(page, "energy autocorrelation against compute-time lag"), lambda d: d["rows"] > 10,
+             what="the compute-time autocorrelations")
+    expect(page.locator(".comparison-status")).to_contain_text("kawasaki")
+    ARTIFACTS.mkdir(exist_ok=True)
+    height = page.evaluate(SCROLLED_HEIGHT_JS)
+    page.set_viewport_size({"width": 1400, "height": min(max(height, 1000), 4000)})
+    page.wait_for_timeout(1500)
+    page.screenshot(path=str(ARTIFACTS / "intracluster.png"), full_page=True)
