@@ -9,7 +9,7 @@ import importlib
 import sys
 
 BENCHMARKS = ["core_throughput", "dashboard_live", "lsb_cost", "lsb_segmentation", "lsb_rbm", "lsb_markov",
-              "opad_ising", "opad_bvs", "opad_dag", "exact_enumeration"]
+              "opad_ising", "opad_bvs", "opad_dag", "exact_enumeration", "intracluster_paper", "intracluster_cost"]
 
 
 def main(argv: list[str]) -> None:

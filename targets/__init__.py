@@ -11,6 +11,7 @@ from .blackbox import BlackBox, from_log_prob
 from .boltzmann import Boltzmann
 from .bvs import BayesianVariableSelection
 from .dag import DagStructure
+from .gabor import GaborBoltzmann
 from .markov_network import MarkovNetwork
 from .pairwise import IsingChain, IsingLattice, PairwiseBinaryModel, SpinGlass3D
 from .rbm import RBM
@@ -18,8 +19,8 @@ from .segmentation import IsingSegmentation
 
 _REGISTRY: dict[str, type[Target]] = {
     cls.registry_name: cls
-    for cls in (IsingChain, IsingSegmentation, IsingLattice, SpinGlass3D, Boltzmann, RBM, MarkovNetwork, BlackBox,
-                BayesianVariableSelection, DagStructure)
+    for cls in (IsingChain, IsingSegmentation, IsingLattice, SpinGlass3D, Boltzmann, RBM, GaborBoltzmann, MarkovNetwork,
+                BlackBox, BayesianVariableSelection, DagStructure)
 }
 
 
@@ -45,5 +46,5 @@ __all__ = [
     "MAX_ENUMERATE_DIM", "Target", "PairwiseBinaryModel", "all_states", "flip", "state_codes", "available", "make",
     "target_class", "from_log_prob", "BlackBox", "Boltzmann", "IsingChain", "IsingLattice",
     "IsingSegmentation", "MarkovNetwork", "RBM", "SpinGlass3D", "BayesianVariableSelection",
-    "DagStructure",
+    "DagStructure", "GaborBoltzmann",
 ]

@@ -70,3 +70,33 @@ def test_kl_curves_hold_every_chains_exact_kl_at_the_checkpoints():
     curves = kl_curves("Metropolis", target, log_normaliser(target), "metropolis", {}, 50, 3, 0)
     assert curves.steps == checkpoints(50) and curves.kl["mcmc"].shape == (len(curves.steps), 3)
     assert np.all(curves.kl["mcmc"] >= curves.kl["opad"] - 1e-12) and curves.overhead > 0
+
+
+def test_intracluster_paper_prints_mixing_and_acf_tables_per_target(results, capsys):
+    from benchmarks import intracluster_paper
+
+    intracluster_paper.main(["--scale", "0.02", "--seconds", "0.3", "--trials", "2", "--lags", "0.02,0.05"])
+    out = capsys.readouterr().out
+    for title in ("### Ferromagnet 8×8", "### ±J spin glass 2×2×2", "### Gabor RBM 4×4 + 10"):
+        assert out.count(title) == 1
+    assert out.count("| sampler | moves / s | acceptance | mean E | τ_int (s) |") == 3
+    assert out.count("| sampler | ACF(0.02 s) | ACF(0.05 s) |") == 3
+    assert "| IM (paper) k = 16, γ = 1.0 |" in out and "| IM (paper) k = U[1, 4], γ = 0.8 |" in out
+    assert out.count("| IM k = 16, γ = 0.5 |") == 2 and out.count("| Kawasaki | ") == 6
+    kawasaki_ratios = [line for line in out.splitlines() if line.startswith("| Kawasaki |") and line.endswith(" 1× |")]
+    assert len(kawasaki_ratios) == 3 and "±" in out  # Kawasaki's τ against its own; spread over 2 trials
+    assert (results / "intracluster_paper.md").read_text().count("| Kawasaki |") == 6
+    assert (results / "intracluster_paper.html").stat().st_size > 10_000
+
+
+def test_intracluster_cost_prints_timings_and_the_tree_scaling(capsys):
+    from benchmarks import intracluster_cost
+
+    intracluster_cost.main(["--small", "8", "--large", "16", "--k", "4", "--gabor-scale", "0.02", "--seconds",
+                            "0.02", "--repeats", "1"])
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| target")]
+    assert len(rows) == 8 and all(line.count("|") == 9 for line in rows)
+    assert sum("IM tree, k = 4, γ = 1.0" in line for line in rows) == 3
+    assert sum("IM dense" in line for line in rows) == 1 and sum("| Kawasaki |" in line for line in rows) == 3
+    assert "M = 64 → 256" in out and "log M₂ / log M₁ = 1.33, M₂ / M₁ = 4" in out

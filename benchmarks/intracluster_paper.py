@@ -1,0 +1,283 @@
+"""Intracluster moves paper, Figs. 2–4: energy and energy autocorrelation against COMPUTE TIME.
+
+Hamze & de Freitas (UAI 2010), §4: three Boltzmann machines with a fixed
+number n of active units (S_n, reference all zeros), intracluster moves (IM)
+against Kawasaki exchange (the paper's constant-set Metropolis):
+
+* ferromagnet: periodic 60×60 Ising lattice, J = 1, h = 0, β = 1/2.27, half
+  the spins up; IM with k = 90 and γ = β (``gamma=1`` here);
+* spin glass: 9×9×9 ±J cube, β = 1, 364 of 729 spins up; IM with
+  k ~ U[1, 25] and γ = 0.8β;
+* Gabor RBM: ``gabor_rbm`` (784 visible + 500 hidden units), β = 1, a third of
+  the units on; IM with k ~ U[1, 20] and γ = 0.8.
+
+``--scale s`` keeps about a fraction s of the units: lattice sides × s^(1/dim),
+the Gabor grid side × √s and hidden units × s (window ≤ 11), walk lengths
+capped at min(n, d − n)/2 (at k = n a move could only propose the state with
+every bit flipped); s = 0.25 gives 30×30, 6×6×6 and 14×14 + 125.
+
+Protocol (the paper's): in trial i one chain of each sampler starts from the
+same uniform state of S_n (seed i) and runs for the same wall-clock budget
+``--seconds``; E = −log p̃ is recorded after every move with the cumulative
+sampling time. Each target's traces are then read on one time grid spaced by
+the slowest sampler's mean time per move — so IM keeps about one point per
+move and Kawasaki is subsampled, as the paper took every r-th Metropolis
+sample — the value at t being the chain's energy at time t. After the first
+``--burn-in`` fraction of the grid: each trial's normalised energy ACF against
+the time lag (then mean ± sd over trials), the bulk ESS of its grid series
+(``samplers.diagnostics.ess``), τ_int = window / ESS in seconds, and ESS per
+second. A chain that has not mixed within the window has an ESS of a few, so
+its τ_int is about the window: a lower bound, not a measurement (a chain that
+never moved counts as ESS 1, τ_int = the window).
+
+Besides the paper's settings each target has an IM row with γ = 0.5 and the
+same k: for γ > 1/2, Eq. 6 keeps a factor (p̃(x')/p̃(x))^(1−2γ) (see
+``samplers.intracluster``) that rejects the downhill moves the biased walks
+find, and long walks at γ = β are hardly ever accepted.
+
+Printed per target: moves per second, acceptance, mean post-burn-in energy,
+τ_int (s), ESS/s and τ_int(Kawasaki) / τ_int (the compute-time mixing ratio);
+then the ACF at the lags ``--lags`` (seconds; "—" beyond half the window or
+where no chain moved, "(m of N trials)" when only m chains moved). Tables and
+an HTML page of energy-vs-time and ACF-vs-lag curves (mean and ±1 sd band
+over trials) are written to benchmarks/results/intracluster_paper.{md,html}.
+Timings are of one shared machine: expect a few per cent of noise.
+
+Run:  python -m benchmarks intracluster_paper [--scale 0.25 --seconds 5 --trials 10 --lags 0.05,0.1,0.5,1]
+      (the paper's sizes are --scale 1)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import holoviews as hv
+import numpy as np
+from bokeh.palettes import Category10_10
+
+import samplers
+import targets
+from samplers.diagnostics import autocorrelation, ess_per_chain
+from targets.base import Target
+
+from . import arguments
+from .lsb_runs import mean_std, save
+
+KAWASAKI = "Kawasaki"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One row of a table: a sampler and its parameters."""
+
+    label: str
+    sampler: str
+    params: dict
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One of the paper's targets with its constraint and the samplers compared on it."""
+
+    title: str
+    target: Target
+    n_active: int
+    settings: tuple[Setting, ...]
+
+
+@dataclass(frozen=True)
+class Trace:
+    """One chain's energy E = −log p̃ after every move and the sampling seconds spent by then (index 0: start)."""
+
+    times: np.ndarray
+    energy: np.ndarray
+    acceptance: float
+
+    @property
+    def moves_per_second(self) -> float:
+        return (len(self.times) - 1) / self.times[-1]
+
+    def on_grid(self, grid: np.ndarray) -> np.ndarray:
+        """The chain's energy at each time of ``grid`` (the last move completed by then)."""
+        return self.energy[np.searchsorted(self.times, grid, side="right") - 1]
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A setting's numbers per trial, and its energy and ACF curves on the time grid (trials × points)."""
+
+    label: str
+    moves_per_second: np.ndarray
+    acceptance: np.ndarray
+    mean_energy: np.ndarray
+    tau: np.ndarray
+    ess_per_second: np.ndarray
+    energy: np.ndarray
+    acf: np.ndarray
+
+
+# -- the experiments -------------------------------------------------------------------------------------
+def capped(walk_length, limit: int):
+    """A walk length k or range (k_min, k_max) with every k capped at ``limit``."""
+    return tuple(min(k, limit) for k in walk_length) if isinstance(walk_length, tuple) else min(walk_length, limit)
+
+
+def experiment(title: str, target: Target, n_active: int, walk_length, gamma: float) -> Experiment:
+    """The paper's IM setting, IM at γ = 0.5 with the same walks, and Kawasaki on ``target`` with n active."""
+    k = capped(walk_length, max(1, min(n_active, target.dim - n_active) // 2))
+    shown = f"U{list(k)}" if isinstance(k, tuple) else k
+    settings = (Setting(f"IM (paper) k = {shown}, γ = {gamma}", "intracluster", {"walk_length": k, "gamma": gamma}),
+                Setting(f"IM k = {shown}, γ = 0.5", "intracluster", {"walk_length": k, "gamma": 0.5}),
+                Setting(KAWASAKI, "kawasaki", {}))
+    return Experiment(f"{title}, n = {n_active} of {target.dim} on", target, n_active, settings)
+
+
+def gabor_size(scale: float) -> dict:
+    """Grid side, hidden units and window of the Gabor RBM keeping about ``scale`` of the paper's 784 + 500 units."""
+    side = max(3, round(28 * scale**0.5))
+    return dict(side=side, n_hidden=max(1, round(500 * scale)), patch=min(11, side - 1 + side % 2))
+
+
+def experiments(scale: float) -> list[Experiment]:
+    """The paper's three targets, shrunk to about ``scale`` of their units."""
+    side, cube = max(2, round(60 * scale**0.5)), max(2, round(9 * scale ** (1 / 3)))
+    ferro = targets.make("ising_lattice", size=side, beta=1 / 2.27)
+    glass = targets.make("spin_glass_3d", size=cube, beta=1.0)
+    gabor = targets.make("gabor_rbm", **gabor_size(scale))
+    return [
+        experiment(f"Ferromagnet {side}×{side}, β = 1/2.27", ferro, ferro.dim // 2, 90, 1.0),
+        experiment(f"±J spin glass {cube}×{cube}×{cube}, β = 1", glass, glass.dim // 2, (1, 25), 0.8),
+        experiment(f"Gabor RBM {gabor.side}×{gabor.side} + {gabor.n_hidden}, β = 1", gabor, gabor.dim // 3,
+                   (1, 20), 0.8),
+    ]
+
+
+# -- runs ------------------------------------------------------------------------------------------------
+def timed_trace(experiment: Experiment, setting: Setting, seconds: float, seed: int) -> Trace:
+    """One chain of ``setting`` from the uniform start ``seed`` of S_n, run for ``seconds`` of wall-clock time."""
+    sampler = samplers.make(setting.sampler, experiment.target, n_chains=1, seed=seed,
+                            n_active=experiment.n_active, **setting.params)
+    times, energy, accepted = [0.0], [-float(sampler.log_p[0])], 0
+    start = time.perf_counter()
+    while times[-1] < seconds:
+        sampler.step(record=False)
+        times.append(time.perf_counter() - start)
+        energy.append(-float(sampler.log_p[0]))
+        accepted += int(sampler.last_accepted[0])
+    return Trace(np.array(times), np.array(energy), accepted / (len(times) - 1))
+
+
+def run_trials(experiment: Experiment, seconds: float, trials: int) -> dict[str, list[Trace]]:
+    """Every setting's traces, trial by trial (settings interleaved, so that machine load hits all alike)."""
+    traces = {setting.label: [] for setting in experiment.settings}
+    for seed in range(trials):
+        for setting in experiment.settings:
+            traces[setting.label].append(timed_trace(experiment, setting, seconds, seed))
+    return traces
+
+
+def time_grid(traces: dict[str, list[Trace]], seconds: float) -> np.ndarray:
+    """Times 0, Δt, 2Δt, … ≤ ``seconds``, Δt = the slowest setting's mean seconds per move."""
+    step = max(np.mean([1.0 / trace.moves_per_second for trace in runs]) for runs in traces.values())
+    grid = step * np.arange(int(seconds / step) + 1)
+    if len(grid) < 16:
+        raise ValueError(f"only {len(grid)} moves of the slowest sampler fit in {seconds} s: raise --seconds")
+    return grid
+
+
+def summarise(label: str, traces: list[Trace], grid: np.ndarray, burn_in: float) -> Summary:
+    """Per-trial speed, acceptance, mean energy, τ_int and ESS/s after burn-in, and the curves on ``grid``."""
+    # Rounded, so that the float drift of log p̃ along moves between states of equal energy is no motion.
+    energy = np.round([trace.on_grid(grid) for trace in traces], 9)
+    first = int(burn_in * len(grid))
+    kept = energy[:, first:]
+    window = grid[-1] - grid[first]
+    ess = ess_per_chain(kept)
+    with np.errstate(invalid="ignore"):
+        acf = autocorrelation(kept)[:, : kept.shape[1] // 2]
+    acf[np.ptp(kept, axis=1) == 0] = np.nan  # a chain that never moved has no ACF (not the FFT's rounding noise)
+    tau = window / np.maximum(ess, 1.0)  # a chain that never moved: the window, as for one that never mixed
+    return Summary(label, np.array([trace.moves_per_second for trace in traces]),
+                   np.array([trace.acceptance for trace in traces]), kept.mean(axis=1), tau, ess / window,
+                   energy, acf)
+
+
+# -- tables and figures -----------------------------------------------------------------------------------
+def ratio(numerator: np.ndarray, denominator: np.ndarray) -> str:
+    """Ratio of the means over trials ("—" when either is not finite)."""
+    value = numerator.mean() / denominator.mean()
+    return f"{value:.3g}×" if np.isfinite(value) else "—"
+
+
+def mixing_table(summaries: list[Summary]) -> str:
+    """Markdown: speed, acceptance, energy and compute-time mixing of every setting (mean ± sd over trials)."""
+    kawasaki = next(s for s in summaries if s.label == KAWASAKI)
+    lines = ["| sampler | moves / s | acceptance | mean E | τ_int (s) | ESS / s | τ_int Kawasaki / τ_int |",
+             "|---|---|---|---|---|---|---|"]
+    for s in summaries:
+        cells = [mean_std(values) for values in (s.moves_per_second, s.acceptance, s.mean_energy, s.tau,
+                                                 s.ess_per_second)]
+        lines.append(f"| {s.label} | " + " | ".join(cells) + f" | {ratio(kawasaki.tau, s.tau)} |")
+    return "\n".join(lines)
+
+
+def acf_cell(values: np.ndarray) -> str:
+    """Mean ± sd over the trials whose chain moved, and how many those are when not all."""
+    moved = np.count_nonzero(~np.isnan(values))
+    return mean_std(values) + (f" ({moved} of {len(values)} trials)" if 0 < moved < len(values) else "")
+
+
+def acf_table(summaries: list[Summary], lags: list[float], step: float) -> str:
+    """Markdown: the energy ACF at time lags ``lags`` (seconds), mean ± sd over trials."""
+    index = [int(round(lag / step)) for lag in lags]
+    lines = ["| sampler | " + " | ".join(f"ACF({lag:g} s)" for lag in lags) + " |", "|---|" + "---|" * len(lags)]
+    for s in summaries:
+        cells = [acf_cell(s.acf[:, i]) if i < s.acf.shape[1] else "—" for i in index]
+        lines.append(f"| {s.label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def band_figure(title: str, x: np.ndarray, curves: dict[str, np.ndarray], xlabel: str, ylabel: str):
+    """HoloViews overlay: the mean over trials of each (trials × points) array, with a ±1 sd band.
+
+    NaN rows (the ACF of a chain that never moved) are left out; a setting with no other row has no curve.
+    Every figure keeps its own ranges (axiswise, not shared): the targets' energies differ in scale.
+    """
+    elements = []
+    for colour, (label, values) in zip(Category10_10, curves.items()):
+        values = values[~np.isnan(values).all(axis=1)]
+        if not len(values):
+            continue
+        mean, sd = np.nanmean(values, axis=0), np.nanstd(values, axis=0)
+        elements += [hv.Spread((x, mean, sd), xlabel, [ylabel, "sd"]).opts(color=colour, alpha=0.2, axiswise=True),
+                     hv.Curve((x, mean), xlabel, ylabel, label=label).opts(color=colour, axiswise=True)]
+    return hv.Overlay(elements).opts(title=title, width=560, height=360, legend_position="top_right",
+                                      shared_axes=False)
+
+
+def main(argv=None) -> None:
+    args = arguments("intracluster_paper", argv, scale=0.25, seconds=5.0, trials=10, burn_in=0.5,
+                     lags="0.05,0.1,0.5,1")
+    if not (0 < args.scale <= 1 and args.seconds > 0 and args.trials >= 1 and 0 <= args.burn_in < 1):
+        raise SystemExit("need 0 < --scale ≤ 1, --seconds > 0, --trials ≥ 1 and 0 ≤ --burn-in < 1")
+    lags = [float(lag) for lag in args.lags.split(",")]
+    header = (f"## Intracluster moves vs Kawasaki in compute time: {args.trials} trials × {args.seconds:g} s per "
+              f"sampler, one chain each, burn-in {args.burn_in:.0%} of the time grid")
+    print(header + "\n")
+    sections, figures = [], []
+    for exp in experiments(args.scale):
+        traces = run_trials(exp, args.seconds, args.trials)
+        grid = time_grid(traces, args.seconds)
+        summaries = [summarise(label, runs, grid, args.burn_in) for label, runs in traces.items()]
+        section = "\n\n".join([
+            f"### {exp.title}\n\ntime grid Δt = {1e3 * grid[1]:.3g} ms ({len(grid)} points)",
+            mixing_table(summaries), acf_table(summaries, lags, grid[1])])
+        print(section + "\n", flush=True)
+        sections.append(section)
+        lag_seconds = grid[: summaries[0].acf.shape[1]]
+        figures += [band_figure(f"{exp.title}: energy", grid, {s.label: s.energy for s in summaries},
+                                "sampling time (s)", "E = −log p̃"),
+                    band_figure(f"{exp.title}: energy ACF", lag_seconds, {s.label: s.acf for s in summaries},
+                                "time lag (s)", "autocorrelation")]
+    print("written:", save("intracluster_paper", header + "\n\n" + "\n\n".join(sections), figures))
