@@ -58,7 +58,7 @@ from bokeh.palettes import Category10_10
 
 import samplers
 import targets
-from samplers.diagnostics import autocorrelation, ess_per_chain
+from samplers.diagnostics import autocorrelation, ess_per_chain, on_time_grid
 from targets.base import Target
 
 from . import arguments
@@ -100,7 +100,7 @@ class Trace:
 
     def on_grid(self, grid: np.ndarray) -> np.ndarray:
         """The chain's energy at each time of ``grid`` (the last move completed by then)."""
-        return self.energy[np.searchsorted(self.times, grid, side="right") - 1]
+        return on_time_grid(self.times, self.energy, grid)
 
 
 @dataclass(frozen=True)
