@@ -17,6 +17,7 @@ import time
 import panel as pn
 import param
 
+from .adaptation_view import AdaptationView
 from .balancing_view import BalancingView
 from .catalogue import Catalogue
 from .comparison_view import ComparisonView
@@ -50,6 +51,7 @@ class Explorer(pn.viewable.Viewer):
         self.inclusion = InclusionView(model=self.model)
         self.dag = DagView(model=self.model)
         self.comparison = ComparisonView(model=self.model)
+        self.adaptation = AdaptationView(model=self.model)
         self.refresh = pn.widgets.IntInput.from_param(self.param.refresh_ms, label="plot refresh period (ms)")
         self._balancing_card = pn.Card(self.balancing, title="Balancing function", sizing_mode="stretch_width")
         self._inclusion_card = pn.Card(self.inclusion, title="Variable selection: inclusion probabilities",
@@ -57,6 +59,8 @@ class Explorer(pn.viewable.Viewer):
         self._dag_card = pn.Card(self.dag, title="Structure learning: DAG and edge probabilities",
                                  sizing_mode="stretch_width")
         self._comparison_card = pn.Card(self.comparison, title="Side by side at equal compute time",
+                                        sizing_mode="stretch_width")
+        self._adaptation_card = pn.Card(self.adaptation, title="Tuning the walks (γ, walk length)",
                                         sizing_mode="stretch_width")
         self._callback = None
         self._last_slow = 0.0
@@ -69,6 +73,7 @@ class Explorer(pn.viewable.Viewer):
         self._inclusion_card.visible = self.inclusion.applies
         self._dag_card.visible = self.dag.applies
         self._comparison_card.visible = self.comparison.applies
+        self._adaptation_card.visible = self.adaptation.applies
 
     @param.depends("refresh_ms", watch=True)
     def _on_refresh_period(self) -> None:
@@ -94,6 +99,7 @@ class Explorer(pn.viewable.Viewer):
             self.dag.update(drained)
             self.dag.refresh()
             self.comparison.refresh()
+            self.adaptation.refresh()
             if started - self._last_slow >= SLOW_VIEW_SECONDS:
                 self._last_slow = started
                 self.diagnostics.refresh()
@@ -112,6 +118,7 @@ class Explorer(pn.viewable.Viewer):
             pn.Card(self.lattice, title="Lattice", sizing_mode="stretch_width"),
             pn.Card(self.traces, title="Traces", sizing_mode="stretch_width"),
             self._comparison_card,
+            self._adaptation_card,
             self._balancing_card,
             pn.Card(self.kl, title="OPAD: KL to the target", sizing_mode="stretch_width"),
             self._inclusion_card,

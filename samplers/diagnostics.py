@@ -90,7 +90,8 @@ def rhat(samples: np.ndarray) -> float:
         raise ValueError(f"R-hat needs at least 4 draws per chain; got {samples.shape[1]}")
     if np.ptp(samples) == 0:
         return float("nan")
-    return float(array_stats.rhat(samples, chain_axis=0, draw_axis=1, method="rank"))
+    with np.errstate(divide="ignore", invalid="ignore"):  # a chain that never moved: R̂ = ∞, not a warning
+        return float(array_stats.rhat(samples, chain_axis=0, draw_axis=1, method="rank"))
 
 
 def ess_per_chain(samples: np.ndarray) -> np.ndarray:

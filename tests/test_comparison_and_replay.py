@@ -111,3 +111,30 @@ def test_slow_motion_plays_the_move_frame_by_frame(monkeypatch):
         assert not view.slow_motion.visible
     finally:
         app.close()
+
+
+def test_adaptation_card_follows_the_tuning_until_it_freezes():
+    app = Explorer(im_config(compare_sampler="", n_chains=8,
+                             sampler_params={"n_active": 32, "walk_length": (1, 8), "gamma": 2.0, "adapt": True,
+                                             "burn_in": 60}))
+    try:
+        view = app.adaptation
+        assert app._adaptation_card.visible
+        app.model.step(30)
+        assert app.model.wait_idle()
+        view._last_refresh = -np.inf
+        app.flush()
+        assert "adapting" in view.status.object and len(view.source.data["step"]) > 5
+        assert not view.frozen_markers[0].visible
+        app.model.step(40)
+        assert app.model.wait_idle()
+        view._last_refresh = -np.inf
+        app.flush()
+        assert "frozen" in view.status.object and "step 60" in view.status.object
+        assert view.frozen_markers[0].visible and view.frozen_markers[0].location == 60
+        history = app.model.sampler.adaptation_history()
+        np.testing.assert_array_equal(view.source.data["gamma"], history["gamma"])
+        assert app.controls.apply(im_config(compare_sampler=""))
+        assert not app._adaptation_card.visible
+    finally:
+        app.close()
