@@ -21,8 +21,8 @@ import targets
 from . import arguments
 from .opad_runs import cost_table, kl_curves, log_normaliser, table
 
-#: Seed of each ER(5, d) data set: the first whose graph has about its expected n·d/2 edges (2, 5 and 7), so
-#: the three posteriors differ as the paper's do (seed 0 gives ER(5, 1) and ER(5, 2) the same 1-edge graph).
+#: Seed of each ER(5, d) data set: one whose graph has about its expected n·d/2 = 2.5, 5, 7.5 edges (it has 3, 5
+#: and 8), so the three posteriors differ as the paper's do (seed 0 gives ER(5, 1) and ER(5, 2) one same 1-edge graph).
 DATA_SEEDS = {1.0: 2, 2.0: 13, 3.0: 1}
 SAMPLERS = {
     "structure MCMC": ("structure_mcmc", {}, False),

@@ -46,19 +46,34 @@ reflip. Then
 
 Implementation. Every chain caches Δ(x) for all bits; a walk step updates it
 with ``delta_after_flip`` (1 + deg ratios on a sparse pairwise model, d on a
-black box) and logs the changed values, so undoing or redoing a walk costs no
-evaluation. ``backend="tree"`` keeps, per chain, a log-space sum-tree over the
-differing bits and one over the agreeing bits (leaves γΔ_i, −∞ for bits not
-allowed): sampling a step and reading any Z is O(log d), a step O(deg·log d).
-``"dense"`` recomputes the masked weights of all d bits per step (O(d), the
-cheaper choice when a flip changes O(d) ratios); ``"auto"`` picks by the
-target's sparsity (``active_backend``). Z_{F_t} is read before step t and
-Z_{R_t} right after it — except Z_{R_t} for t ≤ k without reflip, which
-needs ρ: those are read while rewinding every move from the log with ρ
-barred, and accepted moves are then replayed; with reflip only rejected moves
-are rewound. Evaluations: Σ over the 2k steps of
-``delta_after_flip``'s cost per chain and move (2k(1 + deg) on a lattice,
-2k·d on a black box), plus d + 1 per chain at a reset.
+black box) and logs the changed values, so undoing or redoing any run of
+steps costs no evaluation. ``backend="tree"`` keeps, per chain, a log-space
+sum-tree over the differing bits and one over the agreeing bits (leaves γΔ_i,
+−∞ for bits not allowed), all in one ``LogSumTree``: sampling a step and
+reading any Z is O(log d), a step O(deg·log d), with a fixed number of numpy
+calls per tree level for all chains together. ``"dense"`` recomputes the
+masked weights of all d bits per step (O(d), the cheaper choice when a flip
+changes O(d) ratios); ``"auto"`` picks by the target's sparsity
+(``active_backend``). Z_{F_t} is read before step t and Z_{R_t} right after
+it — except Z_{R_t} for t ≤ k without reflip, which needs ρ: every chain
+jumps back to its bridge point s_k in one batch (ρ barred), σ is undone step
+by step reading those Z_{R_t}, and the accepted moves jump forward to x' in
+one batch; with reflip only the rejected moves jump back, in one batch. A
+move thus costs 3k (reflip: 2k) single-step tree updates and two batch
+updates. Evaluations: Σ over the 2k steps of ``delta_after_flip``'s cost per
+chain and move (2k(1 + deg) on a lattice, 2k·d on a black box), plus d + 1
+per chain at a reset.
+
+Adaptation (``adapt=True``, beyond the paper, which asks for it in §5). For
+the first ``burn_in`` steps γ and the walk length are tuned on the batch of
+chains by stochastic approximation — the walk length towards
+``target_acceptance``, γ towards the largest acceptance; the rule and its
+criterion (the squared jump per unit of compute) are in
+``samplers.walk_adaptation``. Meanwhile the chain is adaptive MCMC (each
+chain moves with its own perturbed γ, and the tree is rebuilt, O(d), when γ
+changes). Then the tuned values are frozen into ``gamma`` and
+``walk_length`` (``frozen_at`` records the step, ``adapt`` turns off) and
+the chain is exact MCMC with that kernel; ``config()`` replays it.
 
 ``last_walk`` (a ``WalkRecord``) holds every state the last move scored, for
 estimators that reuse all scored states.
@@ -68,7 +83,6 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 import param
@@ -79,6 +93,7 @@ from targets.pairwise import PairwiseBinaryModel
 from .base import acceptance_probability, metropolis_accept, sample_categorical
 from .fixed_distance import FixedDistanceSampler
 from .sumtree import LogSumTree
+from .walk_adaptation import WalkAdaptation
 
 ORDERS = ("up_first", "down_first", "random")
 
@@ -94,7 +109,7 @@ def allowed_bits(bits, reference_bits, toward, barred):
     return ((bits != reference_bits) == toward) & ~barred
 
 
-def masked_log_weights(delta, allowed, gamma: float):
+def masked_log_weights(delta, allowed, gamma):
     """log of Eq. 2's unnormalised step probabilities: γ Δ_i on allowed bits, −∞ elsewhere."""
     return np.where(allowed, gamma * delta, -np.inf)
 
@@ -129,11 +144,15 @@ def _bit_mask(bits: np.ndarray, dim: int) -> np.ndarray:
     return mask
 
 
-def _segments(path: np.ndarray, start: np.ndarray, stop: np.ndarray) -> np.ndarray:
-    """``path[c, start_c:stop_c]`` per row, padded to the longest by repeating the row's last entry (none empty)."""
-    width = int((stop - start).max())
-    columns = np.minimum(start[:, None] + np.arange(width), stop[:, None] - 1)
+def _prefixes(path: np.ndarray, stop: np.ndarray) -> np.ndarray:
+    """``path[c, :stop_c]`` per row, padded to the longest by repeating the row's last entry (none empty)."""
+    columns = np.minimum(np.arange(int(stop.max())), stop[:, None] - 1)
     return np.take_along_axis(path, columns, axis=1)
+
+
+def _by_chain(table: np.ndarray) -> np.ndarray:
+    """A step-major ``(2K, n)`` table as chain-major ``(n, 2K)``."""
+    return np.ascontiguousarray(table.T)
 
 
 def flip_update_width(target) -> int:
@@ -170,55 +189,135 @@ class WalkRecord:
         return start[:, None, :] ^ np.bitwise_xor.accumulate(flips, axis=1)
 
 
-class _Flips(NamedTuple):
-    """One walk step of the chains ``rows``: the flipped bits and the flip ratios it changed, before and after."""
+@dataclass
+class _MoveLog:
+    """What the walks of one move did, step-major: column c of row t − 1 is chain c's step t (padding past 2k_c).
 
-    rows: np.ndarray
-    idx: np.ndarray
-    sites: np.ndarray
-    before: np.ndarray
-    after: np.ndarray
+    ``toward`` says whether step t goes toward c, ``path`` is the flipped bit
+    b_t (−1), ``ratio`` Δ_{b_t}(s_{t−1}) (0), ``log_z_forward`` log Z_{F_t}(s_{t−1})
+    and ``log_z_reverse`` log Z_{R_t}(s_t) (0); ``sites``, ``before`` and ``after`` the flip ratios step t changed
+    (``delta_after_flip``'s sites, ``(2K, n, w)``) and their values before and
+    after it, so that any run of steps can be undone or redone without an
+    evaluation.
+    """
 
-    def select(self, chains: np.ndarray, undo: bool):
-        """``(rows, idx, sites, values)`` to undo or redo this step for the chains marked in ``chains``."""
-        keep = chains[self.rows]
-        return self.rows[keep], self.idx[keep], self.sites[keep], (self.before if undo else self.after)[keep]
+    k: np.ndarray
+    toward: np.ndarray
+    path: np.ndarray
+    ratio: np.ndarray
+    log_z_forward: np.ndarray
+    log_z_reverse: np.ndarray
+    sites: np.ndarray | None = None
+    before: np.ndarray | None = None
+    after: np.ndarray | None = None
+
+    @classmethod
+    def empty(cls, k: np.ndarray, toward_first: np.ndarray) -> _MoveLog:
+        shape = (2 * int(k.max()), k.size)
+        toward = step_toward(np.arange(1, shape[0] + 1)[:, None], k, toward_first)
+        return cls(k, toward, np.full(shape, -1), np.zeros(shape), np.zeros(shape), np.zeros(shape))
+
+    def record(self, t: int, rows: np.ndarray, idx, sites, before, after) -> None:
+        """Log step t of the chains ``rows``: the flipped bits and the flip ratios they changed."""
+        if self.sites is None:
+            shape = self.path.shape + sites.shape[1:]
+            self.sites, self.before, self.after = np.zeros(shape, dtype=np.int64), np.zeros(shape), np.zeros(shape)
+        self.path[t - 1, rows] = idx
+        self.sites[t - 1, rows], self.before[t - 1, rows], self.after[t - 1, rows] = sites, before, after
+
+    def steps(self, first, last) -> np.ndarray:
+        """``(2K, n)`` mask of the steps t with first_c ≤ t ≤ last_c (arrays or scalars)."""
+        t = np.arange(1, self.path.shape[0] + 1)[:, None]
+        return (t >= first) & (t <= last)
+
+    def log_acceptance(self, gamma: np.ndarray) -> np.ndarray:
+        """log α of Eq. 6 per chain (γ per chain): Σ_t Δ_t + log f(reverse) − log f(forward), by Eq. 3."""
+        log_forward = (gamma * self.ratio - self.log_z_forward).sum(axis=0)
+        log_reverse = (-gamma * self.ratio - self.log_z_reverse).sum(axis=0)
+        return path_log_acceptance(self.ratio.sum(axis=0), log_forward, log_reverse)
 
 
 # -- the walks' caches: two backends -----------------------------------------------------------------------
 class _Walks:
-    """The chains' states (flipped in place), flip log-ratios Δ and barred bits, and the Z of Eq. 2."""
+    """The chains' states (flipped in place), flip log-ratios Δ and barred bits, and the Z of Eq. 2.
+
+    Bits, Δ and bars are addressed by *keys* c·d + i (chain c, bit i) in flat
+    views, so one numpy call reaches any set of (chain, bit) pairs. Writes
+    leave derived structures stale until ``refresh`` is given the keys that
+    changed (a no-op for the dense backend).
+    """
 
     def __init__(self, target, states: np.ndarray, reference: np.ndarray, gamma: float):
         self.target = target
         self.states = states
         self.reference = reference
-        self.gamma = gamma
+        self.dim = states.shape[1]
+        self.gamma = np.full(states.shape[0], float(gamma))
         self.delta = target.delta_log_prob(states)
         self.barred = np.zeros(states.shape, dtype=bool)
+        # Flat views (never copies: the walks write through them into the chains' states).
+        self._bits, self._ratios, self._bars = (np.reshape(a, -1, copy=False)
+                                                for a in (self.states, self.delta, self.barred))
 
-    def flip(self, rows: np.ndarray, idx: np.ndarray) -> _Flips:
-        """Flip bit ``idx`` of each chain in ``rows``, updating Δ with ``delta_after_flip`` (counted)."""
-        sites, values = self.target.delta_after_flip(self.states[rows], self.delta[rows], idx)
-        step = _Flips(rows, idx, sites, self.delta[rows[:, None], sites], values)
-        self.apply(rows, idx, sites, values)
-        return step
+    def keys(self, chains, bits) -> np.ndarray:
+        return chains * self.dim + bits
 
-    def apply(self, rows, idx, sites, values) -> None:
-        """Toggle bit ``idx`` of each row and set its Δ at ``sites`` to ``values`` (a logged flip or its undo)."""
-        if rows.size:
-            self.states[rows, idx] ^= 1
-            self.delta[rows[:, None], sites] = values
-            self._refresh(rows, np.concatenate([idx[:, None], sites], axis=1))
+    def ratio(self, rows, idx) -> np.ndarray:
+        """Δ_idx of the chains ``rows``."""
+        return self._ratios[self.keys(rows, idx)]
 
-    def bar(self, rows, sites, barred: bool) -> None:
-        """Bar (or free) ``sites`` (``(r, j)``) of the chains ``rows`` from being flipped."""
-        if rows.size:
-            self.barred[rows[:, None], sites] = barred
-            self._refresh(rows, sites)
+    def flip(self, rows: np.ndarray, idx: np.ndarray):
+        """Flip bit ``idx`` of each chain in ``rows`` (refreshed); returns ``(sites, before, after)`` of Δ.
 
-    def _refresh(self, rows, sites) -> None:
-        """Bring derived structures up to date after Δ, a bit or a bar changed at ``sites``."""
+        ``delta_after_flip`` (counted) is given the chains' rows in place when
+        every chain walks, so a step copies nothing of size d.
+        """
+        everyone = rows.size == self.states.shape[0]
+        x, delta = (self.states, self.delta) if everyone else (self.states[rows], self.delta[rows])
+        sites, after = self.target.delta_after_flip(x, delta, idx)
+        keys = self.keys(rows[:, None], sites)
+        before = self._ratios[keys]
+        self._write(keys, after, self.keys(rows, idx))
+        return sites, before, after
+
+    def undo(self, rows, idx, sites, before) -> None:
+        """Undo one logged step of the chains ``rows`` (refreshed): no evaluation."""
+        self._write(self.keys(rows[:, None], sites), before, self.keys(rows, idx))
+
+    def _write(self, keys, values, flipped) -> None:
+        self._ratios[keys] = values
+        self._bits[flipped] ^= 1
+        self.refresh(np.concatenate([keys.ravel(), flipped]))
+
+    def restore(self, log: _MoveLog, steps: np.ndarray, undo: bool) -> np.ndarray:
+        """Undo (to before the first) or redo (to after the last) the ``steps`` (mask) of each chain at once.
+
+        Not refreshed; returns the keys that changed. A bit's Δ becomes its
+        value before the earliest of these steps that changed it (undo) or
+        after the latest (redo), and each step's bit is toggled (a bit flipped
+        twice by a re-flipping move is toggled back).
+        """
+        t, c = np.nonzero(steps)
+        keys = self.keys(c[:, None], log.sites[t, c]).ravel()
+        values = (log.before if undo else log.after)[t, c].ravel()
+        if not undo:
+            keys, values = keys[::-1], values[::-1]
+        keys, first = np.unique(keys, return_index=True)
+        self._ratios[keys] = values[first]
+        flipped = self.keys(c, log.path[t, c])
+        np.bitwise_xor.at(self._bits, flipped, 1)
+        return np.concatenate([keys, flipped])
+
+    def set_barred(self, keys: np.ndarray, barred: bool) -> None:
+        """Bar (or free) the bits ``keys`` from being flipped (not refreshed)."""
+        self._bars[keys] = barred
+
+    def set_gamma(self, gamma: np.ndarray) -> None:
+        """Use the step bias γ_c per chain from now on."""
+        self.gamma = np.asarray(gamma, dtype=np.float64)
+
+    def refresh(self, keys: np.ndarray) -> None:
+        """Bring derived structures up to date after bits, Δ or bars changed at ``keys``."""
 
     def choose(self, toward, rows, rng):
         """Draw each chain's next bit by Eq. 2; returns ``(idx, log Z_F)``."""
@@ -229,36 +328,51 @@ class _Walks:
         raise NotImplementedError
 
 
+#: The two kinds of walk step, as a column to broadcast against bits: toward c, away from c.
+_KINDS = np.array([[True], [False]])
+
+
 class _TreeWalks(_Walks):
-    """Sum-trees of γΔ over the differing bits and over the agreeing bits: O(log d) sampling and Z."""
+    """Sum-trees of γΔ over the differing bits and over the agreeing bits: O(log d) sampling and Z.
+
+    One ``LogSumTree`` holds both: row c is chain c's tree for steps toward c
+    (leaves γ_c Δ_i on its allowed differing bits, −∞ elsewhere), row n + c
+    its tree for steps away (the allowed agreeing bits), so a single
+    ``set_leaves`` call refreshes both trees of every changed bit.
+    """
 
     def __init__(self, target, states, reference, gamma):
         super().__init__(target, states, reference, gamma)
-        n, d = states.shape
-        rows = np.arange(n)
-        sites = np.broadcast_to(np.arange(d), (n, d))
-        # Rows 0..n−1 hold each chain's tree for steps toward c, rows n..2n−1 its tree for steps away.
-        self.trees = LogSumTree(np.vstack([self._leaves(rows, sites, True), self._leaves(rows, sites, False)]))
+        n = states.shape[0]
+        self._tree_offsets = np.array([[0], [n]])
+        self.trees = LogSumTree(self._all_leaves())
 
-    def _leaves(self, rows, sites, toward: bool):
-        allowed = allowed_bits(self.states[rows[:, None], sites], self.reference[sites], toward,
-                               self.barred[rows[:, None], sites])
-        return masked_log_weights(self.delta[rows[:, None], sites], allowed, self.gamma)
+    def _all_leaves(self):
+        allowed = allowed_bits(self.states, self.reference, _KINDS[:, :, None], self.barred)
+        return masked_log_weights(self.delta, allowed, self.gamma[:, None]).reshape(-1, self.dim)
+
+    def set_gamma(self, gamma):
+        super().set_gamma(gamma)
+        self.trees.rebuild(self._all_leaves())
+
+    def refresh(self, keys):
+        if not keys.size:
+            return
+        chains = keys // self.dim
+        sites = keys - chains * self.dim
+        allowed = allowed_bits(self._bits[keys], self.reference[sites], _KINDS, self._bars[keys])
+        log_weights = masked_log_weights(self._ratios[keys], allowed, self.gamma[chains])
+        self.trees.set_leaves(chains + self._tree_offsets, sites, log_weights)
 
     def _tree_rows(self, toward, rows):
-        return rows + len(self.states) * ~toward
-
-    def _refresh(self, rows, sites):
-        self.trees.update(np.concatenate([rows, rows + len(self.states)]), np.vstack([sites, sites]),
-                          np.vstack([self._leaves(rows, sites, True), self._leaves(rows, sites, False)]))
+        return rows + self.states.shape[0] * ~toward
 
     def log_z(self, toward, rows):
         return self.trees.log_total[self._tree_rows(toward, rows)]
 
     def choose(self, toward, rows, rng):
-        with np.errstate(invalid="ignore"):  # a chain's unused tree may be empty (−∞ root) at a bridge point
-            leaves = self.trees.sample(rng)
-        return leaves[self._tree_rows(toward, rows)], self.log_z(toward, rows)
+        tree_rows = self._tree_rows(toward, rows)
+        return self.trees.sample(rng, tree_rows), self.trees.log_total[tree_rows]
 
 
 class _DenseWalks(_Walks):
@@ -266,7 +380,7 @@ class _DenseWalks(_Walks):
 
     def _log_weights(self, toward, rows):
         allowed = allowed_bits(self.states[rows], self.reference, toward[:, None], self.barred[rows])
-        return masked_log_weights(self.delta[rows], allowed, self.gamma)
+        return masked_log_weights(self.delta[rows], allowed, self.gamma[rows, None])
 
     def log_z(self, toward, rows):
         return log_normaliser(self._log_weights(toward, rows))
@@ -278,7 +392,12 @@ class _DenseWalks(_Walks):
 
 # -- the sampler ------------------------------------------------------------------------------------------
 class Intracluster(FixedDistanceSampler):
-    """Intracluster moves: energy-biased self-avoiding walks out of S_n(c) and back (Hamze & de Freitas 2010)."""
+    """Intracluster moves: energy-biased self-avoiding walks out of S_n(c) and back (Hamze & de Freitas 2010).
+
+    With ``adapt`` the first ``burn_in`` steps tune γ and the walk length
+    (``samplers.walk_adaptation``); then ``freeze()`` makes the tuned values
+    the parameters and the chain is the plain, exact kernel with them.
+    """
 
     registry_name = "intracluster"
     walk_length = param.Parameter(1, doc="Walk length k, or (k_min, k_max) to draw k uniformly per move and chain; "
@@ -294,10 +413,18 @@ class Intracluster(FixedDistanceSampler):
     backend = param.Selector(default="auto", objects=["auto", "tree", "dense"],
                              doc="Walk steps by sum-trees, O(log d) (sparse models), or dense O(d) updates; auto "
                                  "chooses by the target's sparsity.")
+    adapt = param.Boolean(False, doc="Tune γ and the walk length during the first burn_in steps (stochastic "
+                                     "approximation, samplers.walk_adaptation), then freeze them: the tuned values "
+                                     "become gamma and walk_length and adapt turns off.")
+    burn_in = param.Integer(1000, bounds=(0, None), doc="With adapt: the steps during which γ and k are tuned.")
+    target_acceptance = param.Number(0.3, bounds=(0.0, 1.0), inclusive_bounds=(False, False),
+                                     doc="With adapt: the acceptance rate the walk length is tuned to (the longest "
+                                         "walks still accepted this often).")
 
     def _validate(self):
         super()._validate()
-        self._lengths = walk_length_range(self.walk_length, min(self.distance, self.target.dim - self.distance))
+        self._limit = min(self.distance, self.target.dim - self.distance)
+        self._lengths = walk_length_range(self.walk_length, self._limit)
 
     @property
     def active_backend(self) -> str:
@@ -310,14 +437,46 @@ class Intracluster(FixedDistanceSampler):
         self._backend = ("tree" if sparse else "dense") if self.backend == "auto" else self.backend
         walks = _TreeWalks if self._backend == "tree" else _DenseWalks
         self._walks = walks(self.target, self.states, self.reference_state, self.gamma)
+        self._everyone = np.arange(self.n_chains)
         self.last_walk: WalkRecord | None = None
+        self.adaptation = (WalkAdaptation(self.gamma, self._lengths, self._limit, self.target_acceptance,
+                                          self.n_chains) if self.adapt else None)
+        self.frozen_at: int | None = None
+
+    # -- adaptation --------------------------------------------------------------------------------------
+    @property
+    def adapting(self) -> bool:
+        """Whether γ and the walk length are still being tuned (the chain is then adaptive, not exact, MCMC)."""
+        return self.adaptation is not None and self.frozen_at is None
+
+    def freeze(self) -> None:
+        """Stop tuning now: the tuned γ and walk length become ``gamma`` and ``walk_length``, ``adapt`` turns off.
+
+        From here on the chain is the plain (exact) intracluster kernel with
+        those parameters, and ``config()`` replays it.
+        """
+        if not self.adapting:
+            return
+        self.frozen_at = self.n_steps
+        self.param.update(gamma=self.adaptation.gamma, walk_length=self.adaptation.walk_length(), adapt=False)
+        self._lengths = walk_length_range(self.walk_length, self._limit)
+        self._walks.set_gamma(np.full(self.n_chains, self.gamma))
+
+    def adaptation_history(self) -> dict[str, np.ndarray] | None:
+        """The tuning so far, per adaptation step: step, gamma, walk_length (κ), acceptance (mean ᾱ); bounded."""
+        return None if self.adaptation is None else self.adaptation.history.snapshot()
 
     # -- the move mixture ------------------------------------------------------------------------------
     def _draw_moves(self):
-        """Each chain's walk length k (uniform on the range) and whether its first walk goes toward c."""
+        """Each chain's walk length k (uniform on the range, or the adaptation's) and whether it goes toward c first."""
         n = self.n_chains
         k_min, k_max = self._lengths
-        k = np.full(n, k_min) if k_min == k_max else self.rng.integers(k_min, k_max + 1, size=n)
+        if self.adapting:
+            k = self.adaptation.draw_lengths(self.rng)
+        elif k_min == k_max:
+            k = np.full(n, k_min)
+        else:
+            k = self.rng.integers(k_min, k_max + 1, size=n)
         toward_first = self.rng.random(n) < 0.5 if self.order == "random" else np.full(n, self.order == "up_first")
         return k, toward_first
 
@@ -330,68 +489,97 @@ class Intracluster(FixedDistanceSampler):
 
     # -- the vectorised move -----------------------------------------------------------------------------
     def _step(self):
+        if self.adapting and self.n_steps >= self.burn_in:
+            self.freeze()
+        if not self.adapting:
+            return self._move()
+        self._walks.set_gamma(self.adaptation.chain_gammas())
+        moved = self._move()
+        self.adaptation.update(self.last_walk.log_acceptance)
+        return moved
+
+    def _move(self):
+        """One intracluster move of every chain (Eq. 2, 3, 6) with the walks' current γ per chain."""
         n = self.n_chains
-        k, toward_first = self._draw_moves()
-        walks = self._walks
-        path = np.full((n, 2 * int(k.max())), -1)
-        path_log_p = np.full(path.shape, np.nan)
-        log_p = self.log_p.copy()
-        log_forward, log_reverse = np.zeros(n), np.zeros(n)
-        flips = []
-        for t in range(1, path.shape[1] + 1):
-            if not self.reflip:
-                bridge = np.flatnonzero(k == t - 1)
-                walks.bar(bridge, path[bridge, : t - 1], True)  # F_t of the second walk excludes σ
-            rows = np.flatnonzero(2 * k >= t)
-            toward = step_toward(t, k[rows], toward_first[rows])
-            idx, log_z_forward = walks.choose(toward, rows, self.rng)
-            ratio = walks.delta[rows, idx]
-            flips.append(walks.flip(rows, idx))
-            log_p[rows] += ratio
-            path[rows, t - 1] = idx
-            path_log_p[rows, t - 1] = log_p[rows]
-            log_forward[rows] += self.gamma * ratio - log_z_forward
-            log_reverse[rows] -= self.gamma * ratio
-            known = self.reflip | (t > k[rows])  # R_t does not depend on ρ
-            log_reverse[rows[known]] -= walks.log_z(~toward[known], rows[known])
-        sites = _segments(path, np.zeros(n, dtype=np.int64), 2 * k)
+        log = self._walk(*self._draw_moves())
+        length = 2 * log.k
+        path = _by_chain(log.path)
+        sites = _prefixes(path, length)
         values = self.states[np.arange(n)[:, None], sites]
-        if not self.reflip:
-            log_reverse -= self._rewind_through_reverse_second_walk(flips, path, k, toward_first)
-        log_alpha = path_log_acceptance(log_p - self.log_p, log_forward, log_reverse)
+        path_log_p = np.cumsum(np.column_stack([self.log_p, _by_chain(log.ratio)]), axis=1)[:, 1:]
+        path_log_p[path < 0] = np.nan
+        proposed_log_p = path_log_p[np.arange(n), length - 1]
+        rho = None if self.reflip else self._rewind(log)
+        log_alpha = log.log_acceptance(self._walks.gamma)
         accepted = metropolis_accept(log_alpha, self.rng)
-        if self.reflip:
-            self._replay(flips, ~accepted, undo=True)
-        else:
-            self._replay(flips, accepted, undo=False)
-        self.log_p[accepted] = log_p[accepted]
-        self.last_walk = WalkRecord(path, path_log_p, 2 * k, log_alpha)
-        return dict(accepted=accepted, proposed_sites=sites, proposed_values=values, proposed_log_prob=log_p)
+        self._finish(log, accepted, rho)
+        self.log_p[accepted] = proposed_log_p[accepted]
+        self.last_walk = WalkRecord(path, path_log_p, length, log_alpha)
+        return dict(accepted=accepted, proposed_sites=sites, proposed_values=values, proposed_log_prob=proposed_log_p)
 
-    def _replay(self, flips: list[_Flips], chains: np.ndarray, undo: bool) -> None:
-        """Undo (newest first) or redo (oldest first) the logged steps of the marked chains: no evaluations."""
-        for step in reversed(flips) if undo else flips:
-            self._walks.apply(*step.select(chains, undo))
+    def _active(self, t: int, last: np.ndarray) -> np.ndarray:
+        """The chains whose move has a step t (t ≤ last_c)."""
+        return self._everyone if t <= last.min() else np.flatnonzero(last >= t)
 
-    def _rewind_through_reverse_second_walk(self, flips, path, k, toward_first) -> np.ndarray:
-        """Rewind every chain to x; return Σ_{t≤k} log Z_{R_t}(s_t), the reverse second walk's normalisers.
+    def _walk(self, k, toward_first) -> _MoveLog:
+        """The forward walks σ then ρ of every chain (Eq. 2 steps), logged; the chains end at x' = s_{2k}.
 
-        R(σ) starts at the bridge point s_k with ρ barred: while undoing ρ the
-        chain passes s_{2k} … s_k, where σ is freed and ρ barred; Z_{R_t} is
-        read at each s_t, t ≤ k, before undoing b_t. At x, ρ is freed again.
+        Z_{F_t} is read before step t, Z_{R_t} right after it when R_t does
+        not depend on ρ (t > k, or reflip). Without reflip the second walk's
+        F_t excludes σ: σ is barred at the bridge point s_k.
         """
-        walks = self._walks
-        everyone = np.ones(self.n_chains, dtype=bool)
-        log_z = np.zeros(self.n_chains)
-        for t in range(len(flips), 0, -1):
-            bridge = np.flatnonzero(k == t)
-            walks.bar(bridge, path[bridge, :t], False)
-            walks.bar(bridge, path[bridge, t : 2 * t], True)
-            rows = np.flatnonzero(k >= t)
-            log_z[rows] += walks.log_z(~step_toward(t, k[rows], toward_first[rows]), rows)
-            walks.apply(*flips[t - 1].select(everyone, undo=True))
-        walks.bar(np.arange(self.n_chains), _segments(path, k, 2 * k), False)
-        return log_z
+        walks, log, reflip = self._walks, _MoveLog.empty(k, toward_first), self.reflip
+        bridges = {} if reflip else {int(length): np.flatnonzero(k == length) for length in np.unique(k)}
+        length = 2 * k
+        for t in range(1, log.path.shape[0] + 1):
+            if t - 1 in bridges:
+                sigma = walks.keys(bridges[t - 1], log.path[: t - 1, bridges[t - 1]]).ravel()
+                walks.set_barred(sigma, True)
+                walks.refresh(sigma)
+            rows = self._active(t, length)
+            toward = log.toward[t - 1, rows]
+            idx, log.log_z_forward[t - 1, rows] = walks.choose(toward, rows, self.rng)
+            log.ratio[t - 1, rows] = walks.ratio(rows, idx)
+            log.record(t, rows, idx, *walks.flip(rows, idx))
+            known = rows if reflip else rows[k[rows] < t]  # R_t does not depend on ρ
+            if known.size:
+                log.log_z_reverse[t - 1, known] = walks.log_z(~log.toward[t - 1, known], known)
+        return log
+
+    def _rewind(self, log: _MoveLog) -> np.ndarray:
+        """Rewind every chain to x, reading log Z_{R_t}(s_t) for t ≤ k; returns the keys of ρ, left barred.
+
+        R(σ), the reverse path's second walk, starts at the bridge point s_k
+        with ρ barred and σ free. One batch restores s_k (the Δ of steps
+        k+1 … 2k, σ freed, ρ barred); then σ is undone step by step, Z_{R_t}
+        read at each s_t before undoing b_t.
+        """
+        walks, k = self._walks, log.k
+        first, second = log.steps(1, k), log.steps(k + 1, 2 * k)
+        sigma, rho = (walks.keys(np.nonzero(mask)[1], log.path[mask]) for mask in (first, second))
+        touched = walks.restore(log, second, undo=True)
+        walks.set_barred(sigma, False)
+        walks.set_barred(rho, True)
+        walks.refresh(np.concatenate([touched, sigma]))
+        for t in range(int(k.max()), 0, -1):
+            rows = self._active(t, k)
+            log.log_z_reverse[t - 1, rows] = walks.log_z(~log.toward[t - 1, rows], rows)
+            walks.undo(rows, log.path[t - 1, rows], log.sites[t - 1, rows], log.before[t - 1, rows])
+        return rho
+
+    def _finish(self, log: _MoveLog, accepted: np.ndarray, rho: np.ndarray | None) -> None:
+        """Leave accepted chains at x' and the others at x, with nothing barred.
+
+        Without reflip every chain is at x with ρ barred (``_rewind``): free ρ
+        and redo the accepted moves in one batch. With reflip every chain is
+        at x': undo the rejected moves in one batch.
+        """
+        walks, every_step = self._walks, log.steps(1, 2 * log.k)
+        if rho is None:
+            walks.refresh(walks.restore(log, every_step & ~accepted, undo=True))
+        else:
+            walks.set_barred(rho, False)
+            walks.refresh(np.concatenate([rho, walks.restore(log, every_step & accepted, undo=False)]))
 
     # -- the exact kernel --------------------------------------------------------------------------------
     def _enumerate_moves(self, x: np.ndarray, k: int, toward_first: bool):
@@ -425,6 +613,8 @@ class Intracluster(FixedDistanceSampler):
         return states[-1], log_forward, path_log_acceptance(log_ratio, log_forward, log_reverse)
 
     def transition_row(self, x):
+        if self.adapting:
+            raise ValueError("the kernel changes while adapting; freeze() it (or let burn_in pass) first")
         x = self.check_support(x)[0]
         finals, probs = [], []
         for k, toward_first, weight in self._move_mixture():

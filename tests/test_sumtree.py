@@ -53,3 +53,37 @@ def test_sampling_frequencies_match_the_weights():
     keep = probs > 0
     # χ² goodness of fit at level 1e-4 (false-alarm rate 1e-4; the seed is fixed).
     assert stats.chisquare(counts[keep], probs[keep] * n).pvalue > 1e-4
+
+
+def test_set_leaves_broadcasts_skips_unchanged_leaves_and_matches_a_rebuild(rng):
+    weights = rng.normal(scale=5, size=(4, 37))
+    tree = LogSumTree(weights)
+    rows = np.array([[0], [3]])  # broadcast against sites: both trees get the same three sites
+    sites = np.array([5, 36, 5])
+    new = rng.normal(size=(2, 3))
+    new[:, 2] = new[:, 0]  # a repeated leaf repeats its value
+    new[1, 1] = weights[3, 36]  # an unchanged leaf
+    tree.set_leaves(rows, sites, new)
+    expected = weights.copy()
+    expected[rows, sites] = new
+    np.testing.assert_array_equal(tree.nodes, LogSumTree(expected).nodes)
+
+
+def test_sampling_a_subset_of_trees_draws_from_those_trees():
+    rng = np.random.default_rng(1)
+    probs = np.array([[0.7, 0.1, 0.2, 0.0, 0.0], [0.0, 0.0, 0.1, 0.3, 0.6]])
+    with np.errstate(divide="ignore"):
+        tree = LogSumTree(np.log(probs))
+    rows = np.repeat([1, 0, 1], 50_000)
+    draws = tree.sample(rng, rows)
+    for row in (0, 1):
+        counts = np.bincount(draws[rows == row], minlength=5)
+        keep = probs[row] > 0
+        assert np.all(counts[~keep] == 0)
+        assert stats.chisquare(counts[keep], probs[row, keep] * counts.sum()).pvalue > 1e-4
+
+
+def test_sampling_every_tree_is_the_default_subset(rng):
+    tree = LogSumTree(rng.normal(size=(5, 9)))
+    first, second = np.random.default_rng(4), np.random.default_rng(4)
+    np.testing.assert_array_equal(tree.sample(first), tree.sample(second, np.arange(5)))
