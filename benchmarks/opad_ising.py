@@ -10,7 +10,8 @@ read in O(1). Prints the mean over chains with the 2.5–97.5 % range and the
 ratios MCMC/OPAD and MCMC/OPAD+, then the store's bookkeeping time relative to
 the sampler's own step and its memory per particle.
 
-Run:  python -m benchmarks opad_ising [--steps 10000 --chains 20]   (the paper: 10^4 and 10^6)
+Run:  python -m benchmarks opad_ising [--steps 10000 --chains 20 --samplers metropolis,locally_balanced,lsb]
+      (the paper: 10^4 and 10^6 steps; --samplers picks by registry name, default all)
 """
 
 from __future__ import annotations
@@ -33,11 +34,12 @@ def sampler_set(balancing: str = "sqrt", label: str = "√t") -> dict:
 
 
 def main(argv=None) -> None:
-    args = arguments("opad_ising", argv, steps=10_000, chains=20, seed=0)
+    args = arguments("opad_ising", argv, steps=10_000, chains=20, seed=0, samplers="all")
     target = targets.make("ising1d", m=15, beta=0.5, J=1.0, h=0.1, mu=1.0)
     log_z = log_normaliser(target)
+    chosen = None if args.samplers == "all" else set(args.samplers.split(","))
     curves = [kl_curves(label, target, log_z, name, params, args.steps, args.chains, args.seed, scored)
-              for label, (name, params, scored) in sampler_set().items()]
+              for label, (name, params, scored) in sampler_set().items() if chosen is None or name in chosen]
     print(f"1-D Ising chain m = 15, β = 0.5, J = 1, h = 0.1; {args.chains} chains")
     table(curves)
     print()

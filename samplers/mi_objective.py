@@ -68,6 +68,7 @@ import torch
 
 from .balancing import KNOTS, BalancingTable, KnotPositions, LearnedBalancing
 from .base import sample_weighted
+from .history import BoundedHistory
 
 
 class FlipProposal:
@@ -171,40 +172,6 @@ def mutual_information_bound(knot_values: torch.Tensor, log_eta: torch.Tensor, b
     return (transition + stay).mean()
 
 
-class LearningHistory:
-    """Bounded trace of (step, L̂, η, extra scalars): when full, every other row is dropped.
-
-    Written by the sampler's thread and read by others without a lock: the
-    rows array and the row count change together as one tuple, so a reader
-    never sees rows that are not written yet.
-    """
-
-    def __init__(self, columns: list[str], capacity: int = 4096):
-        self.columns = ["step", "loss", "eta", *columns]
-        self._state = (np.empty((capacity, len(self.columns))), 0)
-        self._stride = 1
-
-    def append(self, step: int, values: list[float]) -> None:
-        if step % self._stride:
-            return
-        rows, size = self._state
-        if size == rows.shape[0]:
-            kept = rows[0::2]  # the rows at multiples of the doubled stride
-            rows = np.concatenate([kept, np.empty_like(kept)])
-            size = kept.shape[0]
-            self._stride *= 2
-            self._state = (rows, size)
-            if step % self._stride:
-                return
-        rows[size] = [step, *values]
-        self._state = (rows, size + 1)
-
-    def snapshot(self) -> dict[str, np.ndarray]:
-        rows, size = self._state
-        table = rows[:size].copy()
-        return {name: table[:, i] for i, name in enumerate(self.columns)}
-
-
 class BalancingLearner:
     """Holds g_θ and η, takes one optimiser step on L̂ per ``update`` and re-tabulates g_θ."""
 
@@ -222,7 +189,7 @@ class BalancingLearner:
         self.refresh()
         self.updates = 0
         self.skipped = 0
-        self.history = LearningHistory(list(function.describe()))
+        self.history = BoundedHistory(["loss", "eta", *function.describe()])
 
     @property
     def eta(self) -> float:

@@ -29,8 +29,9 @@ import targets
 from samplers.diagnostics import ess
 from samplers.fixed_distance import fixed_distance_states
 from samplers.intracluster import _KINDS
+from samplers.history import BoundedHistory
 from samplers.sumtree import LogSumTree
-from samplers.walk_adaptation import AdaptationHistory, stochastic_round
+from samplers.walk_adaptation import HISTORY_COLUMNS, stochastic_round
 from targets.base import state_codes
 from tests.test_exactness import chi_square_p_value
 from tests.tiny import TINY_TARGETS
@@ -474,7 +475,7 @@ def test_adaptation_is_reproducible_by_seed():
 
 
 def test_adaptation_history_is_bounded_and_walk_lengths_are_rounded_without_bias():
-    history = AdaptationHistory(capacity=8)
+    history = BoundedHistory(HISTORY_COLUMNS, capacity=8)
     for step in range(100):
         history.append(step, [1.0, 2.0, 0.3])
     snapshot = history.snapshot()

@@ -323,8 +323,8 @@ def test_freeze_now_keep_adapting_and_history_bound():
     sampler.freeze()
     assert sampler.frozen_at == 10 and not sampler.learning
     np.testing.assert_array_equal(sampler.log_g(np.array([0.5])), sampler.learner.table.log_g(np.array([0.5])))
-    from samplers.mi_objective import LearningHistory
-    history = LearningHistory([], capacity=8)
+    from samplers.history import BoundedHistory
+    history = BoundedHistory(["loss", "eta"], capacity=8)
     for step in range(100):
         history.append(step, [float(step), 1.0])
     steps = history.snapshot()["step"]
