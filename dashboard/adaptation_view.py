@@ -10,9 +10,6 @@ Bokeh sources, redrawn at most every ``LIVE_SECONDS`` when the history grew.
 
 from __future__ import annotations
 
-import time
-
-import numpy as np
 import panel as pn
 import param
 from bokeh.models import ColumnDataSource, Span
@@ -20,6 +17,7 @@ from bokeh.plotting import figure
 
 from .balancing_view import thinned
 from .run_model import RunModel
+from .throttle import Throttle
 
 LIVE_SECONDS = 0.5
 TRACES = {"gamma": ("bias γ (γ = 1: the paper's γ = β)", "γ"), "walk_length": ("walk length κ", "κ"),
@@ -59,7 +57,7 @@ class AdaptationView(pn.viewable.Viewer):
         self.status = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["adaptation-status"])
         self._layout = pn.Column(self.status, *(pn.pane.Bokeh(fig, sizing_mode="stretch_width") for fig in self.figures),
                                  sizing_mode="stretch_width")
-        self._last_refresh = -np.inf
+        self.throttle = Throttle(LIVE_SECONDS)
         self._drawn_rows = None
         self.model.param.watch(self._reconfigure, "config")
         self._reconfigure()
@@ -77,15 +75,14 @@ class AdaptationView(pn.viewable.Viewer):
             if self.applies:
                 self.target_line.location = self.model.sampler.target_acceptance
             self.status.object = ""
-        self._last_refresh, self._drawn_rows = -np.inf, None
+        self._drawn_rows = None
+        self.throttle.reset()
         self.refresh()
 
     def refresh(self) -> None:
         """Redraw when the history grew or the sampler froze (at most every ``LIVE_SECONDS``)."""
-        now = time.perf_counter()
-        if not self.applies or now - self._last_refresh < LIVE_SECONDS:
+        if not self.applies or not self.throttle.due():
             return
-        self._last_refresh = now
         sampler = self.model.sampler
         history = sampler.adaptation_history()
         rows = (len(history["step"]), sampler.frozen_at)

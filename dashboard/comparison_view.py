@@ -13,8 +13,6 @@ their ratio. Plain Bokeh sources, redrawn at most every ``LIVE_SECONDS``.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import panel as pn
 import param
@@ -24,6 +22,7 @@ from bokeh.plotting import figure
 from samplers.diagnostics import autocorrelation_in_time, integrated_time
 
 from .run_model import RunModel
+from .throttle import Throttle
 
 LIVE_SECONDS = 1.0
 #: Points of the compute-time grid the autocorrelation is computed on.
@@ -82,7 +81,7 @@ class ComparisonView(pn.viewable.Viewer):
                                                      pn.pane.Bokeh(self.acf_figure, sizing_mode="stretch_width"),
                                                      sizing_mode="stretch_width"),
                                  sizing_mode="stretch_width")
-        self._last_refresh = -np.inf
+        self.throttle = Throttle(LIVE_SECONDS)
         self.model.param.watch(self._reconfigure, "config")
         self._reconfigure()
 
@@ -101,15 +100,13 @@ class ComparisonView(pn.viewable.Viewer):
             for item, name, role in zip(legend.items, self._names(), ("run", "comparison")):
                 item.label = {"value": name or role}
             self.status.object = ""
-        self._last_refresh = -np.inf
+        self.throttle.reset()
         self.refresh()
 
     def refresh(self) -> None:
         """Redraw both samplers' traces and autocorrelations (at most every ``LIVE_SECONDS``)."""
-        now = time.perf_counter()
-        if not self.applies or now - self._last_refresh < LIVE_SECONDS:
+        if not self.applies or not self.throttle.due():
             return
-        self._last_refresh = now
         buffers = [self.model.buffer, self.model.companion.buffer]
         histories = [buffer.history() for buffer in buffers]
         span = min(float(h["seconds"][-1]) for h in histories)

@@ -9,14 +9,12 @@ Subclasses build their Bokeh figures once per session and implement
 
 from __future__ import annotations
 
-import time
-
-import numpy as np
 import panel as pn
 import param
 
 from .opad_tracker import OpadSnapshot
 from .run_model import RunModel
+from .throttle import Throttle
 
 LIVE_SECONDS = 0.5
 
@@ -29,7 +27,7 @@ class SnapshotView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self._drawn: OpadSnapshot | None = None
-        self._last_refresh = -np.inf
+        self.throttle = Throttle(LIVE_SECONDS)
 
     def watch_config(self) -> None:
         """Clear and redraw on every new run (call at the end of the subclass's ``__init__``)."""
@@ -50,16 +48,13 @@ class SnapshotView(pn.viewable.Viewer):
         with pn.io.hold():
             self.clear()
         self._drawn = None
-        self._last_refresh = -np.inf
+        self.throttle.reset()
         self.refresh()
 
     def refresh(self) -> None:
         """Redraw from the latest snapshot if it is new and ``LIVE_SECONDS`` have passed."""
-        now = time.perf_counter()
         snapshot = self.model.opad_snapshot()
-        if (not self.applies or snapshot is None or snapshot is self._drawn
-                or now - self._last_refresh < LIVE_SECONDS):
+        if not self.applies or snapshot is None or snapshot is self._drawn or not self.throttle.due():
             return
-        self._last_refresh = now
         self._drawn = snapshot
         self.draw(snapshot)

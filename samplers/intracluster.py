@@ -321,11 +321,11 @@ class _Walks:
 
     def choose(self, toward, rows, rng):
         """Draw each chain's next bit by Eq. 2; returns ``(idx, log Z_F)``."""
-        raise NotImplementedError
+        raise TypeError(f"{type(self).__name__} must implement choose")
 
     def log_z(self, toward, rows) -> np.ndarray:
         """log Z_A(s) of Eq. 2 for the chains ``rows``, A = their allowed bits of kind ``toward``."""
-        raise NotImplementedError
+        raise TypeError(f"{type(self).__name__} must implement log_z")
 
 
 #: The two kinds of walk step, as a column to broadcast against bits: toward c, away from c.

@@ -59,7 +59,7 @@ def test_comparison_view_draws_energy_and_time_autocorrelation_for_both():
         app.model.start()
         time.sleep(2.0)
         app.model.pause()
-        app.comparison._last_refresh = -np.inf
+        app.comparison.throttle.reset()
         app.flush()
         for energy, acf in zip(app.comparison.energy_sources, app.comparison.acf_sources):
             assert len(energy.data["seconds"]) > 5 and len(acf.data["lag"]) > 10
@@ -122,13 +122,13 @@ def test_adaptation_card_follows_the_tuning_until_it_freezes():
         assert app._adaptation_card.visible
         app.model.step(30)
         assert app.model.wait_idle()
-        view._last_refresh = -np.inf
+        view.throttle.reset()
         app.flush()
         assert "adapting" in view.status.object and len(view.source.data["step"]) > 5
         assert not view.frozen_markers[0].visible
         app.model.step(40)
         assert app.model.wait_idle()
-        view._last_refresh = -np.inf
+        view.throttle.reset()
         app.flush()
         assert "frozen" in view.status.object and "step 60" in view.status.object
         assert view.frozen_markers[0].visible and view.frozen_markers[0].location == 60

@@ -237,7 +237,7 @@ def test_close_stops_the_thread():
 def redraw_opad_views(app: Explorer) -> None:
     """Flush with the OPAD views' throttle expired."""
     for view in (app.kl, app.inclusion, app.dag):
-        view._last_refresh = -np.inf
+        view.throttle.reset()
     app.flush()
 
 

@@ -221,12 +221,16 @@ def path_log_acceptance_from_scratch(target, x, bits, k, toward_first, gamma, re
     return log_p[-1] - log_p[0] + log_reverse - log_forward
 
 
+def walking_on_an_8x8_lattice(backend: str, reflip: bool, **params):
+    """An 8×8 ferromagnet near β_c and an intracluster sampler on it with random walk orders."""
+    target = targets.make("ising_lattice", size=8, beta=0.44)
+    return target, samplers.make("intracluster", target, order="random", reflip=reflip, backend=backend, **params)
+
+
 @pytest.mark.parametrize("backend", ["tree", "dense"])
 @pytest.mark.parametrize("reflip", [False, True])
 def test_recorded_acceptance_ratios_match_eq6_recomputed_from_scratch(backend, reflip):
-    target = targets.make("ising_lattice", size=8, beta=0.44)
-    sampler = samplers.make("intracluster", target, n_chains=4, seed=2, walk_length=(2, 5), gamma=0.8,
-                            order="random", reflip=reflip, backend=backend)
+    target, sampler = walking_on_an_8x8_lattice(backend, reflip, n_chains=4, seed=2, walk_length=(2, 5), gamma=0.8)
     for _ in range(3):
         start = sampler.states.copy()
         sampler.step()
@@ -337,9 +341,7 @@ def test_same_seed_gives_the_same_run_and_config_replays_it(name, kw):
 @pytest.mark.parametrize("backend", ["tree", "dense"])
 @pytest.mark.parametrize("reflip", [False, True])
 def test_walk_caches_equal_a_rebuild_from_the_states_after_many_moves(backend, reflip):
-    target = targets.make("ising_lattice", size=8, beta=0.44)
-    sampler = samplers.make("intracluster", target, n_chains=5, seed=4, walk_length=(1, 6), gamma=0.6,
-                            order="random", reflip=reflip, backend=backend)
+    target, sampler = walking_on_an_8x8_lattice(backend, reflip, n_chains=5, seed=4, walk_length=(1, 6), gamma=0.6)
     for _ in range(40):
         sampler.step(record=False)
     walks = sampler._walks

@@ -181,6 +181,17 @@ def assert_advancing(page: Page, seconds: float = 20.0) -> dict:
     return later
 
 
+def save_whole_page(page: Page, name: str, settle_ms: int = 800) -> Path:
+    """Screenshot the whole dashboard into the artifacts: the window is made as tall as its scrolled content."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    height = page.evaluate(SCROLLED_HEIGHT_JS)
+    page.set_viewport_size({"width": 1400, "height": min(max(height, 1000), 4000)})
+    page.wait_for_timeout(settle_ms)  # re-layout and a few more flushes
+    path = ARTIFACTS / name
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
 def sampler_threads() -> set[threading.Thread]:
     """The sessions' running sampler threads (``enumerate()`` also lists threads still starting)."""
     return {t for t in threading.enumerate() if t.name.startswith("sampler-") and t.is_alive()}
@@ -399,11 +410,7 @@ def test_learned_balancing_function_is_redrawn_live_and_freezes(page: Page):
     time.sleep(1.5)
     assert plot_sources(page, "balancing function g(t)")["values"] == frozen["values"]
     assert steps_shown(page) > 0
-    ARTIFACTS.mkdir(exist_ok=True)
-    height = page.evaluate(SCROLLED_HEIGHT_JS)
-    page.set_viewport_size({"width": 1400, "height": min(max(height, 1000), 4000)})
-    page.wait_for_timeout(800)
-    page.screenshot(path=str(ARTIFACTS / "lsb.png"), full_page=True)
+    save_whole_page(page, "lsb.png", settle_ms=800)
 
 
 BVS_PRESET = "OPAD Fig. 2 · variable selection, diabetes data (m = 10) · Metropolis"
@@ -427,11 +434,7 @@ def test_kl_curves_and_inclusion_bars_are_drawn_live(page: Page):
                     what="the inclusion bars of the 10 predictors")
     wait_for(lambda: plot_sources(page, INCLUSION_TITLE), lambda d: d["values"] != bars["values"],
              what="the inclusion bars to be redrawn")
-    ARTIFACTS.mkdir(exist_ok=True)
-    height = page.evaluate(SCROLLED_HEIGHT_JS)
-    page.set_viewport_size({"width": 1400, "height": min(max(height, 1000), 4000)})
-    page.wait_for_timeout(800)
-    page.screenshot(path=str(ARTIFACTS / "opad.png"), full_page=True)
+    save_whole_page(page, "opad.png", settle_ms=800)
 
 
 SLOW_MOTION_PRESET = "IM · slow motion on a 12×12 ferromagnet (k = 6)"
@@ -468,8 +471,4 @@ def test_comparison_card_draws_both_samplers_at_equal_compute_time(page: Page):
     wait_for(lambda: plot_sources(page, "energy autocorrelation against compute-time lag"), lambda d: d["rows"] > 10,
              what="the compute-time autocorrelations")
     expect(page.locator(".comparison-status")).to_contain_text("kawasaki")
-    ARTIFACTS.mkdir(exist_ok=True)
-    height = page.evaluate(SCROLLED_HEIGHT_JS)
-    page.set_viewport_size({"width": 1400, "height": min(max(height, 1000), 4000)})
-    page.wait_for_timeout(1500)
-    page.screenshot(path=str(ARTIFACTS / "intracluster.png"), full_page=True)
+    save_whole_page(page, "intracluster.png", settle_ms=1500)
