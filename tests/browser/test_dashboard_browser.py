@@ -181,6 +181,20 @@ def assert_advancing(page: Page, seconds: float = 20.0) -> dict:
     return later
 
 
+def open_preset(page: Page, name: str, widget: str, value: str) -> None:
+    """Load a preset and check the sidebar took it (``widget`` shows ``value``) without an error."""
+    load_preset(page, name)
+    expect(select(page, widget)).to_have_value(value)
+    expect(alert(page)).to_be_hidden()
+
+
+def wait_for_redraws(page: Page, title: str, rows: int, what: str) -> dict:
+    """Wait until the plot titled ``title`` holds at least ``rows`` rows, then until it is redrawn."""
+    first = wait_for(lambda: plot_sources(page, title), lambda d: d["rows"] >= rows, what=what)
+    return wait_for(lambda: plot_sources(page, title), lambda d: d["values"] != first["values"],
+                    what=f"{what}, redrawn as the run goes on")
+
+
 def save_whole_page(page: Page, name: str, settle_ms: int = 800) -> Path:
     """Screenshot the whole dashboard into the artifacts: the window is made as tall as its scrolled content."""
     ARTIFACTS.mkdir(exist_ok=True)
@@ -419,14 +433,9 @@ INCLUSION_TITLE = "posterior inclusion probabilities P(γⱼ = 1 | y)"
 
 
 def test_kl_curves_and_inclusion_bars_are_drawn_live(page: Page):
-    load_preset(page, BVS_PRESET)
-    expect(select(page, "Target")).to_have_value("bvs")
-    expect(alert(page)).to_be_hidden()
+    open_preset(page, BVS_PRESET, "Target", "bvs")
     button(page, "Start").click()
-    first = wait_for(lambda: plot_sources(page, KL_TITLE), lambda d: d["rows"] >= 20,
-                     what="the KL curves of 20 chains to be drawn")
-    wait_for(lambda: plot_sources(page, KL_TITLE), lambda d: d["values"] != first["values"],
-             what="the KL curves to be redrawn as the run goes on")
+    wait_for_redraws(page, KL_TITLE, 20, what="the KL curves of 20 chains")
     expect(page.locator(".kl-status")).to_contain_text("MCMC/OPAD+")
     # columns: names, MCMC, OPAD, OPAD+, exact, γ* (NaN throughout: the diabetes data have no true model)
     bars = wait_for(lambda: plot_sources(page, INCLUSION_TITLE),
@@ -442,9 +451,7 @@ COMPARISON_PRESET = "IM Fig. 2 · ferromagnet 30×30 at β = 1/2.27, half up · 
 
 
 def test_slow_motion_move_is_played_flip_by_flip(page: Page):
-    load_preset(page, SLOW_MOTION_PRESET)
-    expect(select(page, "Sampler")).to_have_value("intracluster")
-    expect(alert(page)).to_be_hidden()
+    open_preset(page, SLOW_MOTION_PRESET, "Sampler", "intracluster")
     slow = button(page, "Slow-motion move")
     slow.scroll_into_view_if_needed()
     page.wait_for_timeout(300)
@@ -460,14 +467,9 @@ def test_slow_motion_move_is_played_flip_by_flip(page: Page):
 
 
 def test_comparison_card_draws_both_samplers_at_equal_compute_time(page: Page):
-    load_preset(page, COMPARISON_PRESET)
-    expect(select(page, "compare with, at equal compute time")).to_have_value("kawasaki")
-    expect(alert(page)).to_be_hidden()
+    open_preset(page, COMPARISON_PRESET, "compare with, at equal compute time", "kawasaki")
     button(page, "Start").click()
-    first = wait_for(lambda: plot_sources(page, "energy against compute time"), lambda d: d["rows"] > 20,
-                     what="both energy traces to be drawn")
-    wait_for(lambda: plot_sources(page, "energy against compute time"), lambda d: d["values"] != first["values"],
-             what="the energy traces to grow")
+    wait_for_redraws(page, "energy against compute time", 20, what="both energy traces")
     wait_for(lambda: plot_sources(page, "energy autocorrelation against compute-time lag"), lambda d: d["rows"] > 10,
              what="the compute-time autocorrelations")
     expect(page.locator(".comparison-status")).to_contain_text("kawasaki")
