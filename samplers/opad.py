@@ -89,18 +89,18 @@ def _stacked(arrays: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(arrays).reshape(len(arrays), *arrays[0].shape)
 
 
-def _rejected_proposals(pending: list[StepRecord]):
-    """(chain, state, log p̃) of every rejected proposal (an accepted one is the new sample)."""
-    states = _stacked([r.states for r in pending])
-    rejected = ~_stacked([r.accepted for r in pending])
+def _rejected_proposals(pending: list[StepRecord], states: np.ndarray):
+    """(chain, state, log p̃) of every rejected proposal (an accepted one is the new sample).
+
+    ``states`` are the records' states stacked, ``(steps, chains, d)``.
+    """
+    steps, chains = np.nonzero(~_stacked([r.accepted for r in pending]))
     sites = [r.proposed_sites for r in pending]
     if len({s.shape for s in sites}) == 1:
-        steps, chains = np.nonzero(rejected)
-        proposals = states[steps, chains]
+        proposals = states[steps, chains]  # a rejected chain still holds its old state
         np.put_along_axis(proposals, _stacked(sites)[steps, chains],
                           _stacked([r.proposed_values for r in pending])[steps, chains], axis=1)
     else:  # samplers whose proposals change different numbers of sites from step to step
-        steps, chains = np.nonzero(rejected)
         proposals = _stacked([r.proposed for r in pending])[steps, chains]
     log_p = _stacked([r.proposed_log_prob for r in pending])[steps, chains]
     return chains, proposals, log_p
@@ -232,13 +232,14 @@ class ParticleStore:
         pending, self._pending = self._pending, []
         if not pending or self.full:
             return
-        states = [r.states for r in pending]
-        log_p = [r.log_prob for r in pending]
+        states = _stacked([r.states for r in pending])  # stacked once: the samples and the proposals' base
+        log_p = _stacked([r.log_prob for r in pending])
         if pending[0].start_states is not None and self._n[-1] == 0:
-            states.insert(0, pending[0].start_states)
-            log_p.insert(0, pending[0].start_log_prob)
-        samples = _Runs(_stacked(states), _stacked(log_p))
-        scored = [_rejected_proposals(pending)]
+            samples = _Runs(np.concatenate([pending[0].start_states[None], states]),
+                            np.concatenate([pending[0].start_log_prob[None], log_p]))
+        else:
+            samples = _Runs(states, log_p)
+        scored = [_rejected_proposals(pending, states)]
         if self.scored_neighbours:
             scored.append(self._neighbours(pending))
         scored_rows, scored_states, scored_log_p = (np.concatenate(parts) for parts in zip(*scored))
