@@ -73,8 +73,8 @@ class DagView(SnapshotView):
         self.status = pn.pane.HTML("", sizing_mode="stretch_width")
         self._layout = pn.Column(
             self.status,
-            pn.Row(pn.pane.Bokeh(self.graph_figure),
-                   *(pn.pane.Bokeh(fig) for fig in self.heat_figures), sizing_mode="stretch_width"),
+            pn.FlexBox(pn.pane.Bokeh(self.graph_figure),  # wraps the heatmaps on narrow screens
+                       *(pn.pane.Bokeh(fig) for fig in self.heat_figures), sizing_mode="stretch_width"),
             sizing_mode="stretch_width")
         self.watch_config()
 
@@ -83,10 +83,11 @@ class DagView(SnapshotView):
                      tools="save", match_aspect=True)
         fig.axis.visible = fig.grid.visible = False
         fig.toolbar.logo = None
-        fig.segment("x0", "y0", "x1", "y1", source=self.edge_source, color="#555555", line_width=2)
-        fig.scatter("x1", "y1", source=self.edge_source, marker="triangle", angle="angle", size=11, color="#555555")
         fig.circle("x", "y", radius=NODE_RADIUS, source=self.node_source, fill_color="#f4d35e",
                    line_color="#2b2d42")
+        # edges after the nodes: they stop at the circles, and the arrowheads sit on them, drawn on top
+        fig.segment("x0", "y0", "x1", "y1", source=self.edge_source, color="#555555", line_width=2)
+        fig.scatter("x1", "y1", source=self.edge_source, marker="triangle", angle="angle", size=12, color="#c1121f")
         fig.text("x", "y", text="name", source=self.node_source, text_align="center", text_baseline="middle",
                  text_font_size="9pt")
         return fig
