@@ -27,10 +27,10 @@ import panel as pn
 from playwright.sync_api import sync_playwright
 
 from dashboard import create_app
-from dashboard.config import RunConfig
+from dashboard.model.config import RunConfig
 from dashboard.explorer import prefer_responsiveness
-from dashboard.presets import load_presets
-from dashboard.run_model import RunModel
+from dashboard.model.presets import load_presets
+from dashboard.model.run_model import RunModel
 
 from . import arguments
 

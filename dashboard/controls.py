@@ -18,13 +18,13 @@ import param
 import samplers
 import targets
 
-from .config import RunConfig
-from .export import trace_csv
+from .model.config import RunConfig
+from .model.export import trace_csv
 from .forms import ParamForm
-from .presets import load_presets
-from .run_model import RunModel
-from .statistics import LABELS, statistic_names
-from .uploads import UPLOAD_HINTS, UPLOAD_TYPES, parse_upload
+from .model.presets import load_presets
+from .model.run_model import RunModel
+from .model.statistics import LABELS, statistic_names
+from .model.uploads import UPLOAD_HINTS, UPLOAD_TYPES, parse_upload
 
 #: Target parameters that are edited by upload or JSON rather than by a widget.
 FILE_PARAMETERS = {"uai_text", "J", "h", "evidence", "weights", "visible_bias", "hidden_bias", "fn", "X", "y",

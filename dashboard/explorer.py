@@ -17,19 +17,19 @@ import time
 import panel as pn
 import param
 
-from .adaptation_view import AdaptationView
-from .balancing_view import BalancingView
+from .views.adaptation import AdaptationView
+from .views.balancing import BalancingView
 from .catalogue import Catalogue
-from .comparison_view import ComparisonView
-from .config import RunConfig
+from .views.comparison import ComparisonView
+from .model.config import RunConfig
 from .controls import Controls
-from .dag_view import DagView
-from .diagnostics_view import DiagnosticsView
-from .inclusion_view import InclusionView
-from .kl_view import KLView
-from .lattice_view import LatticeView
-from .run_model import RunModel
-from .trace_view import TraceView
+from .views.dag import DagView
+from .views.diagnostics import DiagnosticsView
+from .views.inclusion import InclusionView
+from .views.kl import KLView
+from .views.lattice import LatticeView
+from .model.run_model import RunModel
+from .views.traces import TraceView
 
 SLOW_VIEW_SECONDS = 1.0
 

@@ -9,10 +9,10 @@ import pytest
 
 import samplers
 import targets
-from dashboard.config import RunConfig
+from dashboard.model.config import RunConfig
 from dashboard.explorer import Explorer
-from dashboard.move_replay import MoveReplay
-from dashboard.run_model import RunModel
+from dashboard.model.move_replay import MoveReplay
+from dashboard.model.run_model import RunModel
 
 
 def im_config(**overrides) -> RunConfig:
@@ -93,7 +93,7 @@ def test_a_replayed_move_goes_out_and_back_to_the_same_distance(reflip):
 
 
 def test_slow_motion_plays_the_move_frame_by_frame(monkeypatch):
-    monkeypatch.setattr("dashboard.lattice_view.FRAME_SECONDS", 0.0)
+    monkeypatch.setattr("dashboard.views.lattice.FRAME_SECONDS", 0.0)
     app = Explorer(im_config(compare_sampler="", sampler_params={"n_active": 32, "walk_length": 2, "gamma": 0.5}))
     try:
         view = app.lattice

@@ -10,12 +10,12 @@ import time
 import numpy as np
 import pytest
 
-from dashboard.buffer import Chunk, TraceBuffer
-from dashboard.config import RunConfig
-from dashboard.export import trace_csv
-from dashboard.presets import load_presets
-from dashboard.run_model import RunModel
-from dashboard.uploads import MAX_UPLOAD_BYTES, parse_upload
+from dashboard.model.buffer import Chunk, TraceBuffer
+from dashboard.model.config import RunConfig
+from dashboard.model.export import trace_csv
+from dashboard.model.presets import load_presets
+from dashboard.model.run_model import RunModel
+from dashboard.model.uploads import MAX_UPLOAD_BYTES, parse_upload
 from tests.tiny import TINY_UAI
 
 
@@ -300,6 +300,6 @@ def test_trace_csv_has_a_header_and_one_row_per_history_point(model):
 
 
 def test_every_upload_type_has_a_hint():
-    from dashboard.uploads import UPLOAD_HINTS, UPLOAD_TYPES
+    from dashboard.model.uploads import UPLOAD_HINTS, UPLOAD_TYPES
 
     assert set(UPLOAD_HINTS) == set(UPLOAD_TYPES)

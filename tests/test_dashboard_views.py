@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dashboard.config import RunConfig
+from dashboard.model.config import RunConfig
 from dashboard.explorer import Explorer
-from dashboard.lattice_view import as_image
+from dashboard.views.lattice import as_image
 from tests.tiny import TINY_UAI
 
 
@@ -161,7 +161,7 @@ def test_keep_adapting_shows_a_warning_and_lsb2_has_no_weights_panel():
 
 
 def test_learning_history_is_thinned_for_display():
-    from dashboard.balancing_view import thinned
+    from dashboard.views.balancing import thinned
     history = {"step": np.arange(5000.0), "loss": np.zeros(5000)}
     small = thinned(history, max_points=100)
     assert len(small["step"]) <= 101 and small["step"][-1] == 4999 and small["step"][0] == 0

@@ -7,10 +7,10 @@ import pytest
 
 import samplers
 import targets
-from dashboard.config import RunConfig
-from dashboard.opad_tracker import GROWTH, OpadTracker, tracking_problem
-from dashboard.run_model import RunModel
-from dashboard.uploads import parse_upload
+from dashboard.model.config import RunConfig
+from dashboard.model.opad_tracker import GROWTH, OpadTracker, tracking_problem
+from dashboard.model.run_model import RunModel
+from dashboard.model.uploads import parse_upload
 from samplers.exact import stationary_distribution
 from samplers.opad import KINDS, ParticleStore
 from tests.tiny import TINY_TARGETS
@@ -48,7 +48,7 @@ def test_checkpoints_are_log_spaced_and_end_with_the_latest_values():
 
 
 def test_marginals_are_exact_and_estimated(monkeypatch):
-    monkeypatch.setattr("dashboard.opad_tracker.MARGINALS_SECONDS", 0.0)  # refreshed at every checkpoint
+    monkeypatch.setattr("dashboard.model.opad_tracker.MARGINALS_SECONDS", 0.0)  # refreshed at every checkpoint
     target = TINY_TARGETS["bvs"]()
     sampler = samplers.make("gibbs", target, n_chains=4, seed=1)
     tracker = OpadTracker(target)

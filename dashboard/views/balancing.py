@@ -30,7 +30,7 @@ from bokeh.plotting import figure
 
 from samplers.balancing import BALANCING, FORMULAS
 
-from .run_model import LearningState, RunModel
+from ..model.run_model import LearningState, RunModel
 
 LOG_T = np.linspace(np.log(1e-3), np.log(1e3), 241)
 T = np.exp(LOG_T)

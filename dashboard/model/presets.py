@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .config import RunConfig
 
-PRESETS_FILE = Path(__file__).resolve().parent.parent / "assets" / "presets.json"
+PRESETS_FILE = Path(__file__).resolve().parents[2] / "assets" / "presets.json"
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Energy traces: log p̃ and the chosen statistic of every chain, live.
 
 One Bokeh ``ColumnDataSource`` holds the run's decimated history (see
-``dashboard.buffer``): new points are ``stream``ed, and when the history is
+``dashboard.model.buffer``): new points are ``stream``ed, and when the history is
 decimated the source is replaced once. The x axis is steps or target
 evaluations (a toggle; the LSB paper plots against evaluations). At most
 ``MAX_LINES`` chains are drawn.
@@ -16,8 +16,8 @@ from bokeh.models import ColumnDataSource
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
-from .run_model import RunModel
-from .statistics import LABELS
+from ..model.run_model import RunModel
+from ..model.statistics import LABELS
 
 MAX_LINES = 10
 X_AXES = {"steps": "step", "target evaluations": "n_evals"}

@@ -21,7 +21,7 @@ from bokeh.plotting import figure
 
 from samplers.diagnostics import autocorrelation_in_time, integrated_time
 
-from .run_model import RunModel
+from ..model.run_model import RunModel
 from .throttle import Throttle
 
 LIVE_SECONDS = 1.0

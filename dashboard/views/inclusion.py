@@ -6,7 +6,7 @@ from the chains' frequencies (MCMC), from the visited states reweighted ∝ p̃
 enumerating all 2^m inclusion vectors (OPAD paper §4.2, Fig. 2). For the
 synthetic data the predictors of the generating model γ* are marked. A line
 of text gives each estimate's largest error. Drawn from the run's
-``OpadSnapshot`` (see ``dashboard.snapshot_view``).
+``OpadSnapshot`` (see ``dashboard.views.snapshot``).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from bokeh.transform import dodge
 
 from samplers.opad import KINDS
 
-from .kl_view import COLORS
-from .opad_tracker import OpadSnapshot
-from .snapshot_view import SnapshotView
+from .kl import COLORS
+from ..model.opad_tracker import OpadSnapshot
+from .snapshot import SnapshotView
 
 SERIES = (*KINDS, "exact")
 BAR_COLORS = {**COLORS, "exact": "#444444"}

@@ -15,8 +15,8 @@ import param
 from bokeh.models import ColumnDataSource, Span
 from bokeh.plotting import figure
 
-from .balancing_view import thinned
-from .run_model import RunModel
+from .balancing import thinned
+from ..model.run_model import RunModel
 from .throttle import Throttle
 
 LIVE_SECONDS = 0.5

@@ -12,8 +12,8 @@ from __future__ import annotations
 import panel as pn
 import param
 
-from .opad_tracker import OpadSnapshot
-from .run_model import RunModel
+from ..model.opad_tracker import OpadSnapshot
+from ..model.run_model import RunModel
 from .throttle import Throttle
 
 LIVE_SECONDS = 0.5

@@ -19,8 +19,8 @@ import param
 from bokeh.models import ColumnDataSource, LinearColorMapper
 from bokeh.plotting import figure
 
-from .move_replay import MoveReplay
-from .run_model import RunModel
+from ..model.move_replay import MoveReplay
+from ..model.run_model import RunModel
 
 STATE_COLOURS = ["#2b2d42", "#f4d35e"]  # 0 (background / spin down), 1 (object / spin up)
 WALK_COLOURS = ("#e63946", "#00b4d8")  # bits flipped by a move's first and second walk

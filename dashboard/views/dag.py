@@ -7,7 +7,7 @@ from the chains' frequencies (MCMC), from the visited DAGs reweighted ∝ p̃
 (OPAD), from the visited and proposed DAGs (OPAD+), and exact by enumerating
 every DAG (OPAD paper §4.3, Figs. 3–4). Edges of the graph that generated
 synthetic data have a black border. The heatmaps come from the run's
-``OpadSnapshot`` (see ``dashboard.snapshot_view``); the current DAG from each
+``OpadSnapshot`` (see ``dashboard.views.snapshot``); the current DAG from each
 flush's states.
 """
 
@@ -19,10 +19,10 @@ import panel as pn
 from bokeh.models import ColumnDataSource, LinearColorMapper
 from bokeh.plotting import figure
 
-from .buffer import Drained
-from .inclusion_view import BAR_LABELS, SERIES, largest_errors
-from .opad_tracker import OpadSnapshot
-from .snapshot_view import SnapshotView
+from ..model.buffer import Drained
+from .inclusion import BAR_LABELS, SERIES, largest_errors
+from ..model.opad_tracker import OpadSnapshot
+from .snapshot import SnapshotView
 
 NODE_RADIUS = 0.16
 HEAT_SIDE = 190

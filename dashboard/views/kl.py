@@ -10,7 +10,7 @@ The curves come from the run's ``OpadSnapshot`` (log-spaced checkpoints, so
 a long run draws a few hundred points per chain). KL values below ``FLOOR``
 — OPAD+ reaches exactly 0 once it holds every state — are drawn at the floor.
 Like the other live views, the figure is built once per session and only the
-``ColumnDataSource``s change (see ``dashboard.snapshot_view``).
+``ColumnDataSource``s change (see ``dashboard.views.snapshot``).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from bokeh.plotting import figure
 
 from samplers.opad import KINDS
 
-from .opad_tracker import OpadSnapshot
-from .snapshot_view import SnapshotView
+from ..model.opad_tracker import OpadSnapshot
+from .snapshot import SnapshotView
 
 FLOOR = 1e-10
 COLORS = {"mcmc": "#d62728", "opad": "#1f77b4", "opad_plus": "#2ca02c"}

@@ -8,8 +8,8 @@ import pandas as pd
 import panel as pn
 import param
 
-from .run_model import RunModel
-from .statistics import LABELS
+from ..model.run_model import RunModel
+from ..model.statistics import LABELS
 
 
 def _format(value) -> str:
