@@ -22,7 +22,7 @@ DEV_STAMP  := $(VENV)/.stamp-requirements-dev
 .PHONY: serve test benchmark venv clean-venv
 
 serve: $(RUN_STAMP)
-	$(BIN)/panel serve app.py --port $(PORT)
+	$(BIN)/panel serve app.py --port $(PORT) --websocket-max-message-size 104857600
 
 test: $(DEV_STAMP)
 	$(BIN)/python -m pytest

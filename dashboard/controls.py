@@ -2,13 +2,16 @@
 status line, errors, and export/import of configurations.
 
 Widgets hold *draft* values; ``Apply`` turns them into a ``RunConfig`` and asks the
-run model to switch. An invalid draft (bad value, unsupported target/sampler
-pair, unparsable upload) is refused with the reason shown in the page, and the
-previous run keeps going (or stays paused).
+session's run (``model.client.RunClient``) to switch. An invalid draft (bad
+value, unsupported target/sampler pair, unparsable upload, over the server's
+memory budget) is refused with the reason shown in the page, and the previous
+run keeps going (or stays paused). A preset or a configuration file is shown
+in the widgets once its run has been built.
 """
 
 from __future__ import annotations
 
+import binascii
 import io
 import math
 
@@ -18,13 +21,15 @@ import param
 import samplers
 import targets
 
-from .model.config import RunConfig
-from .model.export import trace_csv
 from .forms import ParamForm
+from .model.uploads import format_bytes
+from .model.client import RunClient
+from .model.config import MAX_CONFIG_BYTES, RunConfig
+from .model.export import run_record_json, trace_csv
 from .model.presets import load_presets
-from .model.run_model import RunModel
 from .model.statistics import LABELS, statistic_names
 from .model.uploads import UPLOAD_HINTS, UPLOAD_TYPES, parse_upload
+from .views.upload import LimitedFileInput
 
 #: Target parameters that are edited by upload or JSON rather than by a widget.
 FILE_PARAMETERS = {"uai_text", "J", "h", "evidence", "weights", "visible_bias", "hidden_bias", "fn", "X", "y",
@@ -41,9 +46,9 @@ def _si(value: float) -> str:
 
 
 class Controls(pn.viewable.Viewer):
-    """Everything in the sidebar, bound to one ``RunModel``."""
+    """Everything in the sidebar, bound to one ``RunClient``."""
 
-    model = param.ClassSelector(class_=RunModel)
+    client = param.ClassSelector(class_=RunClient)
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -52,6 +57,8 @@ class Controls(pn.viewable.Viewer):
         self._sampler_forms: dict[str, ParamForm] = {}
         self._file_params: dict[str, dict] = {}
         self._compare_params: dict = {}  # from a preset or configuration file; shared space parameters are automatic
+        self._show_when_built: RunConfig | None = None
+        self._limits = self.client.engine.budget.uploads
 
         self.preset = pn.widgets.Select(label="Preset", options=list(self._presets),
                                         description="Named configurations that reproduce the papers' experiments.")
@@ -60,7 +67,7 @@ class Controls(pn.viewable.Viewer):
 
         self.target = pn.widgets.Select(label="Target", options=targets.available())
         self.target_params = pn.Column(margin=0, sizing_mode="stretch_width")
-        self.upload = pn.widgets.FileInput(label="Model file", multiple=False)
+        self.upload = LimitedFileInput(max_bytes=self._limits.file_bytes)
         self.upload_note = pn.pane.Markdown("", styles={"font-size": "0.85em"})
 
         self.sampler = pn.widgets.Select(label="Sampler", options=samplers.available())
@@ -97,23 +104,27 @@ class Controls(pn.viewable.Viewer):
                                                      label="Download configuration (JSON)", color="light")
         self.export_traces = pn.widgets.FileDownload(callback=self._traces_file, filename="run-traces.csv",
                                                      label="Download traces (CSV)", color="light")
-        self.import_config = pn.widgets.FileInput(label="Load configuration", accept=".json", multiple=False)
+        self.import_config = LimitedFileInput(accept=".json", max_bytes=MAX_CONFIG_BYTES)
 
         self.load_preset.on_click(self._on_load_preset)
         self.preset.param.watch(self._show_preset_info, "value")
         self.target.param.watch(self._on_target, "value")
         self.sampler.param.watch(self._on_sampler, "value")
-        self.upload.param.watch(self._on_upload, "value")
-        self.import_config.param.watch(self._on_import, "value")
+        self.upload.param.watch(self._on_upload, "upload")
+        self.import_config.param.watch(self._on_import, "upload")
+        for file_input in (self.upload, self.import_config):
+            file_input.param.watch(self._on_refused_file, "refused")
         self.apply_button.on_click(lambda event: self.apply())
-        self.speed.param.watch(lambda event: self.model.set_speed(event.new or 0.0), "value")
-        self.start.on_click(lambda event: self.model.start())
-        self.pause.on_click(lambda event: self.model.pause())
-        self.step.on_click(lambda event: self.model.step())
-        self.reset.on_click(lambda event: self.apply(self.model.config))
-        self.model.param.watch(self._show_error, "error")
+        self.speed.param.watch(lambda event: self.client.set_speed(event.new or 0.0), "value")
+        self.start.on_click(lambda event: self.client.start())
+        self.pause.on_click(lambda event: self.client.pause())
+        self.step.on_click(lambda event: self.client.step())
+        self.reset.on_click(lambda event: self.client.reset())
+        self.client.param.watch(self._show_error, "error")
+        self.client.param.watch(self._on_built, "config")
+        self.client.param.watch(self.update_status, ["status", "building"])
 
-        self.show_config(self.model.config)
+        self.show_config(self.client.requested)
         self._show_preset_info()
         self.update_status()
 
@@ -131,8 +142,8 @@ class Controls(pn.viewable.Viewer):
         self.upload.visible = self.upload_note.visible = bool(accepted)
         if accepted:
             self.upload.accept = ",".join(accepted)
-            self.upload_note.object = (f"Upload {UPLOAD_HINTS[name]} ({', '.join(accepted)}, ≤ 5 MB); "
-                                       "it is applied at once."
+            self.upload_note.object = (f"Upload {UPLOAD_HINTS[name]} ({', '.join(accepted)}, at most "
+                                       f"{format_bytes(self._limits.file_bytes)}); it is applied at once."
                                        if name not in self._file_params else "Using the uploaded model file.")
         options = {LABELS[key]: key for key in statistic_names(cls)}
         self.statistic.options = options
@@ -178,71 +189,79 @@ class Controls(pn.viewable.Viewer):
 
     # -- actions ------------------------------------------------------------------------------
     def apply(self, config: RunConfig | None = None) -> bool:
-        """Switch the run to ``config`` (default: the widgets' draft); on failure the message is shown."""
+        """Ask for a run of ``config`` (default: the widgets' draft); a refusal is shown in the page."""
         try:
             config = config or self.draft()
         except ValueError as error:
-            self.model.error = str(error)
+            self.client.error = str(error)
             return False
-        # The views redraw Bokeh sources when the run changes; a click that Panel delivers
-        # after a debounced widget change runs without the document lock, so take it here.
-        with pn.io.hold():
-            return self.model.apply(config)
+        return self.client.apply(config)
+
+    def _apply_and_show(self, config: RunConfig) -> None:
+        """Apply a preset or a loaded configuration and show it in the widgets once it is built."""
+        if self.apply(config):
+            self._show_when_built = config
+
+    def _on_built(self, event) -> None:
+        if event.new is not None and event.new is self._show_when_built:
+            self._show_when_built = None
+            with pn.io.hold():
+                self.show_config(event.new)
 
     def _on_load_preset(self, event=None) -> None:
-        config = self._presets[self.preset.value].run_config()
-        if self.apply(config):
-            self.show_config(config)
+        self._apply_and_show(self._presets[self.preset.value].run_config())
 
     def _show_preset_info(self, event=None) -> None:
         preset = self._presets.get(self.preset.value)
         self.preset_info.object = preset.description if preset else ""
 
+    def _on_refused_file(self, event) -> None:
+        refused = event.new
+        self.client.error = (f"{refused['name']} is {format_bytes(refused['size'])}; files up to "
+                             f"{format_bytes(event.obj.max_bytes)} are accepted here. It was not sent.")
+
     def _on_upload(self, event) -> None:
-        if event.new is None:
-            return
+        name = event.new.get("name", "")
         try:
-            params = parse_upload(self.target.value, self.upload.filename or "", event.new)
-        except ValueError as error:
-            self.model.error = str(error)
+            params = parse_upload(self.target.value, name, LimitedFileInput.contents(event.new), self._limits)
+        except (ValueError, binascii.Error) as error:
+            self.client.error = str(error)
             return
         previous = self._file_params.get(self.target.value)
         self._file_params[self.target.value] = params
         if self.apply():
-            self.upload_note.object = f"Using uploaded **{self.upload.filename}** (d = {self.model.target.dim})."
+            self.upload_note.object = f"Using uploaded **{name}**."
         elif previous is None:
             self._file_params.pop(self.target.value)
         else:
             self._file_params[self.target.value] = previous
 
     def _on_import(self, event) -> None:
-        if event.new is None:
-            return
         try:
-            config = RunConfig.from_json(event.new)
-        except ValueError as error:
-            self.model.error = str(error)
+            config = RunConfig.from_json(LimitedFileInput.contents(event.new))
+        except (ValueError, binascii.Error) as error:
+            self.client.error = str(error)
             return
-        if self.apply(config):
-            self.show_config(config)
+        self._apply_and_show(config)
 
     def _config_file(self) -> io.StringIO:
-        return io.StringIO(self.model.config.to_json())
+        return io.StringIO(run_record_json(self.client.config, self.client.frozen))
 
     def _traces_file(self) -> io.StringIO:
-        return io.StringIO(trace_csv(self.model.buffer.history()))
+        return io.StringIO(trace_csv(self.client.history) if self.client.history else "")
 
     def _show_error(self, event) -> None:
         self.alert.object = event.new
         self.alert.visible = bool(event.new)
 
     # -- status ----------------------------------------------------------------------------------
-    def update_status(self) -> None:
-        m = self.model
-        state = "running" if m.running else "paused"
+    def update_status(self, *events) -> None:
+        status = self.client.status
+        phase = "building the run…" if self.client.building else status.phase
         self.status.object = (
-            f"<b>{state}</b> · steps {m.n_steps:,} · evaluations {_si(m.n_evals)} · "
-            f"{_si(m.steps_per_second)} steps/s · acceptance {_si(m.acceptance)} · {m.seconds:.1f} s sampling"
+            f"<b>{phase}</b> · steps {status.n_steps:,} · evaluations {_si(status.n_evals)} · "
+            f"{_si(status.steps_per_second)} steps/s · acceptance {_si(status.acceptance)} · "
+            f"{status.seconds:.1f} s sampling"
         )
 
     def __panel__(self):

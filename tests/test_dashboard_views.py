@@ -1,21 +1,84 @@
-"""The dashboard's views without a server: the periodic flush is driven by hand."""
+"""The dashboard's views without a server: the periodic flush is driven by hand, the worker runs in-process.
+
+What a view draws is compared with the same configuration run headless
+(``RunConfig.build`` and ``step``), so these tests also check that a run in
+the worker is the run its configuration describes.
+"""
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 import pytest
 
-from dashboard.model.config import RunConfig
 from dashboard.explorer import Explorer
-from dashboard.views.lattice import as_image
+from dashboard.model.config import RunConfig
+from dashboard.model.images import as_image
+from dashboard.views.adaptation import AdaptationView
+from dashboard.views.balancing import BalancingView
+from dashboard.views.dag import DagView
+from dashboard.views.diagnostics import DiagnosticsView
+from dashboard.views.inclusion import InclusionView
+from dashboard.views.kl import KLView
+from dashboard.views.lattice import LatticeView
+from dashboard.views.traces import TraceView
+from dashboard.views.upload import LimitedFileInput
 from tests.tiny import TINY_UAI
 
+TIMEOUT = 60.0
 
-def make_explorer(**overrides) -> Explorer:
+
+def make_config(**overrides) -> RunConfig:
     values = dict(target="ising_segmentation", target_params={"size": 10}, sampler="locally_balanced",
                   sampler_params={"balancing": "sqrt"}, n_chains=4, seed=1, statistic="agreement")
     values.update(overrides)
-    return Explorer(RunConfig(**values))
+    return RunConfig(**values)
+
+
+def settle(app: Explorer, condition) -> None:
+    """Flush until ``condition()`` holds (generous timeout: waits on a state, never on the machine's speed)."""
+    end = time.monotonic() + TIMEOUT
+    while True:
+        app.flush()
+        if condition():
+            return
+        assert time.monotonic() < end, "the dashboard did not reach the expected state"
+        time.sleep(0.01)
+
+
+def make_explorer(**overrides) -> Explorer:
+    app = Explorer(make_config(**overrides))
+    settle(app, lambda: app.client.info is not None)
+    return app
+
+
+def view(app: Explorer, kind: type):
+    return next(v for v in app.views if isinstance(v, kind))
+
+
+def card(app: Explorer, kind: type):
+    return app.cards[app.views.index(view(app, kind))]
+
+
+def advance(app: Explorer, n: int) -> None:
+    target = app.client.status.n_steps + n
+    app.client.step(n)
+    settle(app, lambda: app.client.status.n_steps >= target)
+
+
+def applied(app: Explorer, config: RunConfig) -> None:
+    """Apply ``config`` through the controls and wait until its run is built."""
+    assert app.controls.apply(config)
+    settle(app, lambda: app.client.config is config)
+
+
+def headless_states(config: RunConfig, n: int) -> np.ndarray:
+    """The states of the same configuration after ``n`` steps, run without the dashboard."""
+    _, sampler = config.build()
+    for _ in range(n):
+        sampler.step(record=False)
+    return sampler.states
 
 
 @pytest.fixture
@@ -25,35 +88,31 @@ def explorer():
     app.close()
 
 
-def advance(app: Explorer, n: int) -> None:
-    app.model.step(n)
-    assert app.model.wait_idle()
-    app.flush()
-
-
 def test_flush_moves_steps_into_status_lattice_and_traces(explorer):
     advance(explorer, 25)
     assert "steps 25" in explorer.controls.status.object
-    source = explorer.traces.source
-    assert source.data["step"].tolist() == list(range(26))
-    np.testing.assert_array_equal(source.data["st0"], explorer.model.buffer.history()["statistic"][:, 0])
-    image = explorer.lattice._state.source.data["image"][0]
-    np.testing.assert_array_equal(image, explorer.model.sampler.states[0].reshape(10, 10))
+    traces = view(explorer, TraceView)
+    assert traces.source.data["step"].tolist() == list(range(26))
+    np.testing.assert_array_equal(traces.source.data["st0"], explorer.client.history["statistic"][:, 0])
+    image = view(explorer, LatticeView)._state.source.data["image"][0]
+    np.testing.assert_array_equal(image, headless_states(explorer.client.config, 25)[0].reshape(10, 10))
     advance(explorer, 5)
-    assert source.data["step"].tolist() == list(range(31))
+    assert traces.source.data["step"].tolist() == list(range(31))
 
 
 def test_lattice_shows_the_chosen_chain_and_segmentation_inputs(explorer):
     advance(explorer, 3)
-    explorer.lattice.chain.value = 2
-    image = explorer.lattice._state.source.data["image"][0]
-    np.testing.assert_array_equal(image, explorer.model.sampler.states[2].reshape(10, 10))
-    titles = [pane.object.title.text for pane in explorer.lattice._figures]
+    lattice = view(explorer, LatticeView)
+    lattice.chain.value = 2
+    expected = headless_states(explorer.client.config, 3)[2].reshape(10, 10)
+    settle(explorer, lambda: np.array_equal(lattice._state.source.data["image"][0], expected))
+    titles = [pane.object.title.text for pane in lattice._figures]
     assert titles == ["current state", "ground truth", "noisy observation y"]
-    explorer.lattice.show_mean.value = True
-    titles = [pane.object.title.text for pane in explorer.lattice._figures]
+    lattice.show_mean.value = True
+    titles = [pane.object.title.text for pane in lattice._figures]
     assert titles[:2] == ["current state", "running mean"]
-    mean = explorer.lattice._mean.source.data["image"][0]
+    settle(explorer, lambda: np.isfinite(lattice._mean.source.data["image"][0]).all())
+    mean = lattice._mean.source.data["image"][0]
     assert np.all((mean >= 0) & (mean <= 1))
 
 
@@ -61,89 +120,83 @@ def test_a_3d_lattice_is_drawn_slice_by_slice():
     app = make_explorer(target="ising_lattice", target_params={"size": 4, "ndim": 3}, statistic="magnetisation")
     try:
         advance(app, 2)
-        assert app.lattice.depth.visible and app.lattice.depth.end == 3
-        app.lattice.depth.value = 2
-        np.testing.assert_array_equal(app.lattice._state.source.data["image"][0],
-                                      app.model.sampler.states[0].reshape(4, 4, 4)[2])
+        lattice = view(app, LatticeView)
+        assert lattice.depth.visible and lattice.depth.end == 3
+        lattice.depth.value = 2
+        expected = headless_states(app.client.config, 2)[0].reshape(4, 4, 4)[2]
+        settle(app, lambda: np.array_equal(lattice._state.source.data["image"][0], expected))
     finally:
         app.close()
 
 
 def test_other_targets_are_drawn_as_a_grid_of_bits():
-    target = RunConfig(target="ising1d", target_params={"m": 7}).build_target()
-    image = as_image(np.arange(7) % 2, target)
+    image = as_image(np.arange(7) % 2, None)
     assert image.shape == (3, 3) and np.isnan(image[2, 1:]).all()
 
 
 def test_x_axis_toggle_switches_to_evaluations(explorer):
-    explorer.traces.x_axis.value = "target evaluations"
-    glyphs = [r.glyph for fig in explorer.traces._figures for r in fig.renderers]
+    traces = view(explorer, TraceView)
+    traces.x_axis.value = "target evaluations"
+    glyphs = [r.glyph for fig in traces._figures for r in fig.renderers]
     assert glyphs and all(glyph.x == "n_evals" for glyph in glyphs)
 
 
 def test_views_that_do_not_apply_are_hidden(explorer):
-    assert explorer._balancing_card.visible
-    assert explorer.controls.apply(RunConfig(target="ising1d", sampler="metropolis", statistic="log_prob"))
-    assert not explorer._balancing_card.visible
-    assert not explorer.traces._statistic_figure.visible  # statistic is log p̃ itself: one trace plot
+    assert card(explorer, BalancingView).visible
+    applied(explorer, RunConfig(target="ising1d", sampler="metropolis", statistic="log_prob"))
+    assert not card(explorer, BalancingView).visible
+    assert not view(explorer, TraceView)._statistic_figure.visible  # statistic is log p̃ itself: one trace plot
 
 
 def test_a_new_run_reuses_the_figures(explorer):
-    figures = [panel.figure for panel in (explorer.lattice._state, explorer.lattice._truth)]
-    traces = list(explorer.traces._figures)
-    assert explorer.controls.apply(RunConfig(target="ising_lattice", target_params={"size": 6}, n_chains=2,
-                                             sampler="gibbs", statistic="magnetisation"))
-    assert [panel.figure for panel in (explorer.lattice._state, explorer.lattice._truth)] == figures
-    assert explorer.traces._figures == traces
-    assert explorer.lattice._state.glyph.dw == 6 and len(explorer.lattice._figures) == 1
-    assert [r.visible for r in traces[0].renderers][:3] == [True, True, False]
+    lattice, traces = view(explorer, LatticeView), view(explorer, TraceView)
+    figures = [panel.figure for panel in (lattice._state, lattice._truth)]
+    trace_figures = list(traces._figures)
+    config = RunConfig(target="ising_lattice", target_params={"size": 6}, n_chains=2, sampler="gibbs",
+                       statistic="magnetisation")
+    applied(explorer, config)
+    assert [panel.figure for panel in (lattice._state, lattice._truth)] == figures
+    assert traces._figures == trace_figures
+    assert lattice._state.glyph.dw == 6 and len(lattice._figures) == 1
+    assert [r.visible for r in trace_figures[0].renderers][:3] == [True, True, False]
     advance(explorer, 3)
-    np.testing.assert_array_equal(explorer.lattice._state.source.data["image"][0],
-                                  explorer.model.sampler.states[0].reshape(6, 6))
-    assert explorer.traces.source.data["step"].tolist() == [0, 1, 2, 3]
+    np.testing.assert_array_equal(lattice._state.source.data["image"][0],
+                                  headless_states(config, 3)[0].reshape(6, 6))
+    assert traces.source.data["step"].tolist() == [0, 1, 2, 3]
 
 
 def test_balancing_view_draws_the_samplers_function(explorer):
-    view = explorer.balancing
-    view.refresh()
-    data = view.curve_source.data
+    balancing = view(explorer, BalancingView)
+    data = balancing.curve_source.data
     np.testing.assert_allclose(data["g"], np.sqrt(data["t"]), rtol=1e-12)
     # a fixed function: no learning traces or controls
-    assert not any(fig.visible for fig in (view.loss_figure, view.eta_figure, view.weights_figure))
-    assert not view.freeze_button.visible
-
-
-def _refresh_now(view):
-    view._last_refresh = -np.inf
-    view.refresh()
+    assert not any(fig.visible for fig in (balancing.loss_figure, balancing.eta_figure, balancing.weights_figure))
+    assert not balancing.freeze_button.visible
 
 
 def test_learning_view_follows_lsb_and_freeze_now_stops_it():
     app = make_explorer(sampler="lsb", sampler_params={"parametrization": "lsb1", "burn_in": 500}, n_chains=4)
     try:
-        view = app.balancing
-        assert view.loss_figure.visible and view.eta_figure.visible and view.weights_figure.visible
+        balancing = view(app, BalancingView)
+        assert balancing.loss_figure.visible and balancing.eta_figure.visible and balancing.weights_figure.visible
         advance(app, 30)
-        _refresh_now(view)
-        first_curve = np.array(view.curve_source.data["g"])
-        history = view.history_source.data
+        settle(app, lambda: len(balancing.history_source.data["step"]) == 30)
+        first_curve = np.array(balancing.curve_source.data["g"])
+        history = balancing.history_source.data
         assert list(history["step"]) == list(range(30))
         assert np.all(np.isfinite(history["loss"])) and np.all(np.isfinite(history["w_sqrt"]))
-        assert "learning" in view.status.object and not view.freeze_button.disabled
+        assert "learning" in balancing.status.object and not balancing.freeze_button.disabled
         advance(app, 30)
-        _refresh_now(view)
-        assert not np.array_equal(view.curve_source.data["g"], first_curve)  # g(t) is redrawn as it learns
-        assert not any(marker.visible for marker in view.frozen_markers)
-        view.freeze_button.clicks += 1
-        assert app.model.sampler.frozen_at == 60 and not app.model.sampler.learning
+        settle(app, lambda: len(balancing.history_source.data["step"]) == 60)
+        assert not np.array_equal(balancing.curve_source.data["g"], first_curve)  # g(t) is redrawn as it learns
+        assert not any(marker.visible for marker in balancing.frozen_markers)
+        balancing.freeze_button.clicks += 1
+        settle(app, lambda: "frozen</b> at step 60" in balancing.status.object)
+        assert all(marker.visible and marker.location == 60 for marker in balancing.frozen_markers)
+        assert balancing.freeze_button.disabled
+        frozen_curve = np.array(balancing.curve_source.data["g"])
         advance(app, 10)
-        _refresh_now(view)
-        assert all(marker.visible and marker.location == 60 for marker in view.frozen_markers)
-        assert "frozen</b> at step 60" in view.status.object and view.freeze_button.disabled
-        frozen_curve = np.array(view.curve_source.data["g"])
-        advance(app, 10)
-        _refresh_now(view)
-        np.testing.assert_array_equal(view.curve_source.data["g"], frozen_curve)
+        np.testing.assert_array_equal(balancing.curve_source.data["g"], frozen_curve)
     finally:
         app.close()
 
@@ -151,11 +204,11 @@ def test_learning_view_follows_lsb_and_freeze_now_stops_it():
 def test_keep_adapting_shows_a_warning_and_lsb2_has_no_weights_panel():
     app = make_explorer(sampler="lsb", sampler_params={"parametrization": "lsb2", "keep_adapting": True}, n_chains=2)
     try:
+        balancing = view(app, BalancingView)
         advance(app, 5)
-        _refresh_now(app.balancing)
-        assert "adaptive MCMC" in app.balancing.status.object
-        assert app.balancing.loss_figure.visible and not app.balancing.weights_figure.visible
-        assert np.all(np.isnan(app.balancing.history_source.data["w_sqrt"]))
+        settle(app, lambda: "adaptive MCMC" in balancing.status.object)
+        assert balancing.loss_figure.visible and not balancing.weights_figure.visible
+        assert np.all(np.isnan(balancing.history_source.data["w_sqrt"]))
     finally:
         app.close()
 
@@ -169,11 +222,10 @@ def test_learning_history_is_thinned_for_display():
 
 def test_diagnostics_table_fills_after_a_run(explorer):
     advance(explorer, 200)
-    explorer.diagnostics.refresh()
-    table = explorer.diagnostics._table.object
-    assert list(table["diagnostic"]) == ["window (steps)", "acceptance", "ESS", "R-hat",
-                                         "ESS per 1000 evaluations", "ESS per second"]
-    assert table["value"][0] == "201"
+    diagnostics = view(explorer, DiagnosticsView)
+    settle(explorer, lambda: len(diagnostics._table.object) and diagnostics._table.object["value"][0] == "201")
+    assert list(diagnostics._table.object["diagnostic"]) == ["window (steps)", "acceptance", "ESS", "R-hat",
+                                                             "ESS per 1000 evaluations", "ESS per second"]
 
 
 def test_invalid_settings_show_a_message_and_keep_the_run(explorer):
@@ -181,43 +233,59 @@ def test_invalid_settings_show_a_message_and_keep_the_run(explorer):
     controls = explorer.controls
     controls.target.value = "markov_network"
     controls.sampler.value = "gwg"
-    assert not controls.apply()
-    assert controls.alert.visible and "differentiable" in controls.alert.object
-    assert explorer.model.config.target == "ising_segmentation" and explorer.model.poll().n_steps == 10
+    controls.apply()
+    settle(explorer, lambda: controls.alert.visible)
+    assert "differentiable" in controls.alert.object
+    assert explorer.client.config.target == "ising_segmentation" and explorer.client.status.n_steps == 10
     controls.sampler.value = "metropolis"
     assert controls.apply()
-    assert not controls.alert.visible and explorer.model.target.dim == 100
+    settle(explorer, lambda: explorer.client.info.target_name == "markov_network")
+    assert not controls.alert.visible
 
 
 def test_presets_load_into_the_widgets(explorer):
     controls = explorer.controls
-    name = "OPAD Fig. 1 · 1-D Ising chain · Metropolis"
-    controls.preset.value = name
+    controls.preset.value = "OPAD Fig. 1 · 1-D Ising chain · Metropolis"
     controls._on_load_preset()
-    assert controls.target.value == "ising1d" and controls.sampler.value == "metropolis"
-    assert explorer.model.config.n_chains == 20 and controls.n_chains.value == 20
-    assert controls.draft().to_dict() == explorer.model.config.to_dict()
+    settle(explorer, lambda: controls.target.value == "ising1d")
+    assert controls.sampler.value == "metropolis"
+    assert explorer.client.config.n_chains == 20 and controls.n_chains.value == 20
+    assert controls.draft().to_dict() == explorer.client.config.to_dict()
     controls.preset.value = "OPAD Fig. 1 · 1-D Ising chain · locally balanced √t, OPAD+ with every scored neighbour"
     controls._on_load_preset()
-    assert controls.opad_neighbours.value and explorer.model.sampler.record_neighbours
-    assert controls.draft().to_dict() == explorer.model.config.to_dict()
+    settle(explorer, lambda: controls.opad_neighbours.value)
+    assert explorer.client.info.capabilities.records_neighbours
+    assert controls.draft().to_dict() == explorer.client.config.to_dict()
+
+
+def upload(file_input: LimitedFileInput, name: str, data: bytes) -> None:
+    """What the browser sends after a file was chosen."""
+    import base64
+    serial = file_input.upload.get("serial", 0) + 1
+    file_input.upload = {"name": name, "data": base64.b64encode(data).decode(), "serial": serial}
 
 
 def test_upload_and_configuration_import(explorer):
     controls = explorer.controls
     controls.target.value = "markov_network"
     controls.sampler.value = "gibbs"
-    controls.upload.filename = "tiny.uai"
-    controls.upload.value = TINY_UAI.encode()
-    assert explorer.model.target.dim == 6 and "tiny.uai" in controls.upload_note.object
-    controls.upload.filename = "broken.uai"
-    controls.upload.value = b"MARKOV\n2\n2 2\n1\n1 7\n"
-    assert "line" in controls.alert.object and explorer.model.target.dim == 6
+    upload(controls.upload, "tiny.uai", TINY_UAI.encode())
+    settle(explorer, lambda: explorer.client.info.dim == 6)
+    assert "tiny.uai" in controls.upload_note.object
+    upload(controls.upload, "broken.uai", b"MARKOV\n2\n2 2\n1\n1 7\n")
+    assert "line" in controls.alert.object and explorer.client.info.dim == 6
     exported = controls._config_file().read()
-    controls.import_config.value = b"{broken"
+    upload(controls.import_config, "broken.json", b"{broken")
     assert "not valid JSON" in controls.alert.object
-    controls.import_config.value = exported.encode()
-    assert not controls.alert.visible and explorer.model.config.to_json() == exported
+    upload(controls.import_config, "run.json", exported.encode())
+    settle(explorer, lambda: not controls.alert.visible and explorer.client.config.to_json() == exported)
+
+
+def test_a_file_over_the_limit_is_refused_in_the_browser_with_its_size(explorer):
+    controls = explorer.controls
+    controls.upload.refused = {"name": "huge.npz", "size": 15_000_000, "serial": 1}
+    assert controls.alert.visible
+    assert "huge.npz is 15 MB" in controls.alert.object and "10 MB" in controls.alert.object
 
 
 def test_traces_download_is_csv(explorer):
@@ -227,39 +295,41 @@ def test_traces_download_is_csv(explorer):
     assert len(text.strip().splitlines()) == 6
 
 
-def test_close_stops_the_thread():
+def test_close_stops_the_worker():
     app = make_explorer()
-    app.model.start()
+    app.client.start()
+    engine = app.client.engine
     app.close()
-    assert not app.model.thread_alive
-
-
-def redraw_opad_views(app: Explorer) -> None:
-    """Flush with the OPAD views' throttle expired."""
-    for view in (app.kl, app.inclusion, app.dag):
-        view.throttle.reset()
-    app.flush()
+    assert not app.client.worker_alive and engine.n_workers == 0
 
 
 def test_kl_view_draws_every_chain_and_the_band_of_the_three_approximations():
     app = make_explorer(target="ising1d", target_params={"m": 8}, sampler="metropolis", sampler_params={},
                         n_chains=5, statistic="log_prob")
     try:
-        assert "No KL curve" not in app.kl.status.object
-        advance(app, 300)
-        redraw_opad_views(app)
-        snapshot = app.model.opad_snapshot()
+        kl = view(app, KLView)
+        assert "No KL curve" not in kl.status.object
+        snapshots = []
+        app.client.step(300)
+        end = time.monotonic() + TIMEOUT
+        while "step 300" not in kl.status.object:
+            for snapshot in app.client.poll():
+                snapshots.append(snapshot)
+                kl.update(snapshot)
+            assert time.monotonic() < end
+            time.sleep(0.01)
+        opad = [s.opad for s in snapshots if s.opad is not None][-1]
         for kind in ("mcmc", "opad", "opad_plus"):
-            lines = app.kl.line_sources[kind].data
-            assert len(lines["ys"]) == 5 and all(len(y) == len(snapshot.steps) for y in lines["ys"])
-            band = app.kl.band_sources[kind].data
+            lines = kl.line_sources[kind].data
+            assert len(lines["ys"]) == 5 and all(len(y) == len(opad.steps) for y in lines["ys"])
+            band = kl.band_sources[kind].data
             assert np.all(band["lower"] <= band["mean"] + 1e-15) and np.all(band["mean"] <= band["upper"] + 1e-15)
-            np.testing.assert_allclose(band["mean"], np.maximum(snapshot.kl[kind][:, :5], 1e-10).mean(axis=1))
-        assert "step 300" in app.kl.status.object and "MCMC/OPAD" in app.kl.status.object
-        assert app.controls.apply(RunConfig(target="ising_segmentation", target_params={"size": 6},
-                                            sampler="metropolis", statistic="log_prob"))
-        assert not app.kl.figure.visible and "d = 36" in app.kl.status.object
-        assert app.kl.line_sources["mcmc"].data["ys"] == []
+            np.testing.assert_allclose(band["mean"], np.maximum(opad.kl[kind][:, :5], 1e-10).mean(axis=1))
+        assert "MCMC/OPAD" in kl.status.object
+        applied(app, RunConfig(target="ising_segmentation", target_params={"size": 6}, sampler="metropolis",
+                               statistic="log_prob"))
+        assert not kl.figure.visible and "d = 36" in kl.status.object
+        assert kl.line_sources["mcmc"].data["ys"] == []
     finally:
         app.close()
 
@@ -268,15 +338,17 @@ def test_inclusion_view_shows_four_bars_per_predictor_and_the_true_model():
     app = make_explorer(target="bvs", target_params={"n_predictors": 6, "n_samples": 40}, sampler="gibbs",
                         sampler_params={}, n_chains=4, statistic="log_prob")
     try:
-        assert app._inclusion_card.visible and not app._dag_card.visible
+        inclusion = view(app, InclusionView)
+        assert card(app, InclusionView).visible and not card(app, DagView).visible
         advance(app, 200)
-        redraw_opad_views(app)
-        data = app.inclusion.source.data
-        assert list(data["name"]) == [f"x{j}" for j in range(6)] == list(app.inclusion.figure.x_range.factors)
-        truth = app.model.target.true_inclusion
-        np.testing.assert_array_equal(np.isfinite(data["truth"]), truth == 1)
-        np.testing.assert_allclose(data["exact"], app.model.opad_snapshot().marginals["exact"])
-        assert "largest error" in app.inclusion.status.object
+        settle(app, lambda: "largest error" in inclusion.status.object)
+        data = inclusion.source.data
+        assert list(data["name"]) == [f"x{j}" for j in range(6)] == list(inclusion.figure.x_range.factors)
+        target = app.client.config.build_target()
+        np.testing.assert_array_equal(np.isfinite(data["truth"]), target.true_inclusion == 1)
+        states, log_p = target.enumerate()
+        exact = np.exp(log_p - log_p.max()) / np.exp(log_p - log_p.max()).sum() @ states
+        np.testing.assert_allclose(data["exact"], exact, rtol=1e-9)
     finally:
         app.close()
 
@@ -285,17 +357,33 @@ def test_dag_view_draws_the_current_graph_and_edge_probability_heatmaps():
     app = make_explorer(target="dag", target_params={"n_nodes": 4}, sampler="locally_balanced",
                         sampler_params={"balancing": "sqrt"}, n_chains=4, statistic="log_prob")
     try:
-        assert app._dag_card.visible and not app._inclusion_card.visible
+        dag = view(app, DagView)
+        assert card(app, DagView).visible and not card(app, InclusionView).visible
         advance(app, 100)
-        redraw_opad_views(app)
-        adjacency = app.model.target.adjacency(app.model.sampler.states[:1])[0]
-        assert len(app.dag.edge_source.data["x0"]) == adjacency.sum()
-        heat = app.dag.heat_source.data
+        settle(app, lambda: "largest error" in dag.status.object)
+        target = app.client.config.build_target()
+        adjacency = target.adjacency(headless_states(app.client.config, 100)[:1])[0]
+        assert len(dag.edge_source.data["x0"]) == adjacency.sum()
+        heat = dag.heat_source.data
         assert len(heat["parent"]) == 12
-        truth = app.model.target.true_adjacency
-        pairs = app.model.target.edge_pairs
-        assert [b == "black" for b in heat["border"]] == list(truth[pairs[:, 0], pairs[:, 1]] == 1)
-        np.testing.assert_allclose(heat["exact"], app.model.opad_snapshot().marginals["exact"])
-        assert all(fig.visible for fig in app.dag.heat_figures)
+        pairs = target.edge_pairs
+        assert [b == "black" for b in heat["border"]] == list(target.true_adjacency[pairs[:, 0], pairs[:, 1]] == 1)
+        assert np.all((np.asarray(heat["exact"]) >= 0) & (np.asarray(heat["exact"]) <= 1))
+        assert all(fig.visible for fig in dag.heat_figures)
+    finally:
+        app.close()
+
+
+def test_adaptation_view_follows_the_walk_tuning_and_its_freeze():
+    app = make_explorer(target="ising_lattice", target_params={"size": 6}, sampler="intracluster",
+                        sampler_params={"n_active": 18, "walk_length": 2, "adapt": True, "burn_in": 20},
+                        n_chains=2, statistic="magnetisation")
+    try:
+        adaptation = view(app, AdaptationView)
+        assert card(app, AdaptationView).visible
+        advance(app, 30)
+        settle(app, lambda: "frozen</b> at step 20" in adaptation.status.object)
+        assert all(marker.visible and marker.location == 20 for marker in adaptation.frozen_markers)
+        assert len(adaptation.source.data["step"]) > 0
     finally:
         app.close()

@@ -1,20 +1,20 @@
-"""Bounded, lock-protected storage between the sampler thread and the plots.
+"""Bounded storage of a run's traces between the sampler and the snapshots sent to the views.
 
-The sampler thread ``push``es chunks of steps; the view's periodic callback
-``drain``s what is new. Memory is fixed however long the run lasts:
+The run (``dashboard.model.session``) ``push``es chunks of steps; each
+snapshot ``drain``s what is new. Both happen in the run's worker, one after
+the other. Memory is fixed however long the run lasts:
 
 * **history** — the whole run, decimated: at most ``history_size`` points;
   when full, every other point is dropped and the stride doubles, so the
   trace always spans step 0 to now at uniform spacing;
 * **recent** — the last ``recent_size`` steps at full resolution (a ring),
   used for diagnostics such as ESS;
-* **snapshot** — the latest states of all chains and a running mean of the
+* **states** — the latest states of all chains and a running mean of the
   states (sampled once per pushed chunk), for the lattice view.
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +25,7 @@ SCALARS = ("step", "n_evals", "seconds")
 
 @dataclass
 class Chunk:
-    """Consecutive steps recorded by the sampler thread."""
+    """Consecutive steps of a run."""
 
     step: np.ndarray  # (k,)
     n_evals: np.ndarray  # (k,)
@@ -35,14 +35,26 @@ class Chunk:
     accepted: np.ndarray  # (k,) number of chains that accepted at that step
 
 
+def trace_row(sampler, seconds: float, statistic) -> tuple:
+    """One step's row: step, evaluations, compute seconds, log p̃ and statistic per chain, acceptances."""
+    return (sampler.n_steps, sampler.n_evals, seconds, sampler.log_p.copy(),
+            statistic(sampler.states, sampler.log_p), int(sampler.last_accepted.sum()))
+
+
+def chunk_of(rows: list[tuple]) -> Chunk:
+    """The ``Chunk`` of consecutive ``trace_row``s."""
+    step, n_evals, seconds, log_prob, statistic, accepted = zip(*rows)
+    return Chunk(np.array(step), np.array(n_evals), np.array(seconds), np.array(log_prob),
+                 np.array(statistic, dtype=np.float64), np.array(accepted))
+
+
 @dataclass
 class Drained:
-    """What the views receive from one ``drain``."""
+    """What is new since the previous ``drain``."""
 
     new_history: dict | None  # columns of history points added since the last drain
     full_history: dict | None  # all history columns, when decimation rewrote them
-    states: np.ndarray | None  # latest states (n_chains, d), None if nothing new
-    mean_states: np.ndarray | None  # running mean of the states (n_chains, d)
+    fresh_states: bool  # whether states were pushed since the last drain
     n_steps: int
     n_evals: int
     seconds: float
@@ -50,7 +62,7 @@ class Drained:
 
 
 class TraceBuffer:
-    """History, recent window and latest snapshot of one run (thread-safe)."""
+    """History, recent window and latest states of one run."""
 
     def __init__(self, n_chains: int, history_size: int = 1000, recent_size: int = 1024):
         if history_size < 2 or history_size % 2:
@@ -58,7 +70,6 @@ class TraceBuffer:
         self.n_chains = n_chains
         self.history_size = history_size
         self.recent_size = recent_size
-        self._lock = threading.Lock()
         self._history = {key: np.zeros(history_size) for key in SCALARS}
         self._history["log_prob"] = np.zeros((history_size, n_chains))
         self._history["statistic"] = np.zeros((history_size, n_chains))
@@ -75,19 +86,25 @@ class TraceBuffer:
         self._n_snapshots = 0
         self._last = (0, 0, 0.0)
 
-    # -- writer (sampler thread) ------------------------------------------------------
+    @staticmethod
+    def estimated_bytes(n_chains: int, dim: int, history_size: int = 1000, recent_size: int = 1024) -> int:
+        """Bytes a buffer holds for ``n_chains`` chains of ``dim`` bits (history, recent window, states, mean)."""
+        return 8 * n_chains * (2 * history_size + recent_size) + n_chains * dim * (1 + 8)
+
+    # -- writer ---------------------------------------------------------------------------
     def push(self, chunk: Chunk, states: np.ndarray) -> None:
-        """Append ``chunk`` and store ``states`` (copied) as the latest snapshot."""
-        with self._lock:
-            self._push_recent(chunk)
-            self._push_history(chunk)
+        """Append ``chunk`` and store ``states`` (copied) as the latest states."""
+        self._push_recent(chunk)
+        self._push_history(chunk)
+        if self._states is None:
             self._states = states.copy()
-            self._fresh_states = True
-            if self._state_sum is None:
-                self._state_sum = np.zeros(states.shape)
-            self._state_sum += states
-            self._n_snapshots += 1
-            self._last = (int(chunk.step[-1]), int(chunk.n_evals[-1]), float(chunk.seconds[-1]))
+            self._state_sum = np.zeros(states.shape)
+        else:
+            np.copyto(self._states, states)
+        self._fresh_states = True
+        self._state_sum += states
+        self._n_snapshots += 1
+        self._last = (int(chunk.step[-1]), int(chunk.n_evals[-1]), float(chunk.seconds[-1]))
 
     def _push_recent(self, chunk: Chunk) -> None:
         k = len(chunk.step)
@@ -116,43 +133,46 @@ class TraceBuffer:
         self._drained_upto = 0
         self._rewritten = True
 
-    # -- reader (view's periodic callback) ------------------------------------------------
+    # -- reader ---------------------------------------------------------------------------
     def _columns(self, start: int, stop: int) -> dict:
         return {key: column[start:stop].copy() for key, column in self._history.items()}
 
     def drain(self) -> Drained:
-        """What is new since the last drain (copies, safe to use without the lock)."""
-        with self._lock:
-            if self._rewritten:
-                full, new = self._columns(0, self._n_history), None
-            else:
-                full, new = None, self._columns(self._drained_upto, self._n_history)
-            self._rewritten = False
-            self._drained_upto = self._n_history
-            states = self._states if self._fresh_states else None
-            self._fresh_states = False
-            mean = self._state_sum / self._n_snapshots if self._n_snapshots else None
-            n_recent = min(self._n_recent_total, self.recent_size)
-            accepted = self._recent["accepted"][:n_recent].sum() / max(1, n_recent * self.n_chains)
-            n_steps, n_evals, seconds = self._last
-        return Drained(new, full, states, mean, n_steps, n_evals, seconds, float(accepted) if n_recent else float("nan"))
+        """What is new since the last drain (copies)."""
+        if self._rewritten:
+            full, new = self._columns(0, self._n_history), None
+        else:
+            full, new = None, self._columns(self._drained_upto, self._n_history)
+        self._rewritten = False
+        self._drained_upto = self._n_history
+        fresh, self._fresh_states = self._fresh_states, False
+        n_steps, n_evals, seconds = self._last
+        return Drained(new, full, fresh, n_steps, n_evals, seconds, self.recent_acceptance())
+
+    def recent_acceptance(self) -> float:
+        """Fraction of chain moves accepted over the recent window (NaN before any step)."""
+        n_recent = min(self._n_recent_total, self.recent_size)
+        if not n_recent:
+            return float("nan")
+        return float(self._recent["accepted"][:n_recent].sum() / (n_recent * self.n_chains))
 
     def recent(self) -> dict:
         """The recent window in step order: step, n_evals, seconds, accepted, statistic (k, n_chains)."""
-        with self._lock:
-            n = min(self._n_recent_total, self.recent_size)
-            order = (self._n_recent_total - n + np.arange(n)) % self.recent_size
-            return {key: column[order].copy() for key, column in self._recent.items()}
+        n = min(self._n_recent_total, self.recent_size)
+        order = (self._n_recent_total - n + np.arange(n)) % self.recent_size
+        return {key: column[order].copy() for key, column in self._recent.items()}
 
     def latest_states(self) -> np.ndarray:
-        """A copy of the newest states of all chains."""
-        with self._lock:
-            return self._states.copy()
+        """The newest states of all chains (a view: copy before keeping it)."""
+        return self._states
+
+    def mean_state(self, chain: int) -> np.ndarray:
+        """The running mean of ``chain``'s states over the pushed chunks (its marginals)."""
+        return self._state_sum[chain] / self._n_snapshots
 
     def history(self) -> dict:
         """The decimated history of the whole run (copies)."""
-        with self._lock:
-            return self._columns(0, self._n_history)
+        return self._columns(0, self._n_history)
 
     @property
     def stride(self) -> int:

@@ -11,6 +11,8 @@ same JSON always reproduces the same run step for step. Model code: no Panel imp
 from __future__ import annotations
 
 import json
+import math
+import re
 from typing import Any
 
 import numpy as np
@@ -22,9 +24,16 @@ from samplers.base import Sampler
 from targets.base import Target
 
 from .statistics import statistic_names
+from .uploads import DEFAULT_LIMITS, UploadLimits, excerpt, format_bytes
 
 #: Largest configuration file accepted from a user (bytes).
-MAX_CONFIG_BYTES = 5_000_000
+MAX_CONFIG_BYTES = 14_000_000
+#: Deepest nesting of arrays and objects in a configuration (a coupling matrix sits 4 levels deep).
+MAX_CONFIG_DEPTH = 32
+#: Most digits of an integer in a configuration file (2**64 has 20).
+MAX_INTEGER_DIGITS = 20
+#: Longest name (target, sampler, statistic, choice of a selector) read from a configuration.
+MAX_NAME_CHARS = 100
 #: Sampler parameters that define the state space, shared with a comparison sampler that has them.
 SHARED_SPACE_PARAMETERS = ("n_active", "reference")
 #: Keys of a configuration dictionary.
@@ -51,6 +60,170 @@ def _from_jsonable(cls: type[param.Parameterized], params: dict) -> dict:
         wants_array = isinstance(spec, param.ClassSelector) and spec.class_ is np.ndarray
         out[key] = np.asarray(value, dtype=np.float64) if wants_array and value is not None else value
     return out
+
+
+# -- reading a configuration a user supplies ---------------------------------------------------------
+class _BadConfig(ValueError):
+    """A refusal whose message is complete, passed on as it is."""
+
+
+#: A JSON string (escapes included), or an unterminated one running to the end of the text.
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
+#: Every byte but the four brackets (deleted before counting nesting).
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def _nesting_depth(text: str) -> int:
+    """Deepest nesting of arrays and objects in JSON text, from its brackets outside strings (nothing parsed).
+
+    Linear in the text, without recursion: strings are cut out by one regular
+    expression, the other bytes but brackets deleted, and the running depth is
+    a cumulative sum. For any text it bounds the depth ``json.loads`` reaches
+    before it succeeds or fails.
+    """
+    brackets = _JSON_STRING.sub(b"", text.encode("utf-8", "surrogatepass")).translate(None, _NOT_BRACKETS)
+    if not brackets:
+        return 0
+    codes = np.frombuffer(brackets, dtype=np.uint8)
+    steps = np.where((codes == ord("[")) | (codes == ord("{")), np.int32(1), np.int32(-1))
+    return int(np.cumsum(steps, dtype=np.int32).max())
+
+
+def _json_int(token: str) -> int:
+    digits = len(token.lstrip("-"))
+    if digits > MAX_INTEGER_DIGITS:
+        raise _BadConfig(f"the configuration holds an integer of {digits:,} digits; the limit is {MAX_INTEGER_DIGITS}")
+    return int(token)
+
+
+def _json_float(token: str) -> float:
+    value = float(token)
+    if math.isinf(value):
+        raise _BadConfig(f"the number {excerpt(token, 30)} in the configuration is too large for a float")
+    return value
+
+
+def _json_constant(token: str) -> float:
+    raise _BadConfig(f"{token} is not allowed in a configuration; numbers must be finite")
+
+
+def _json_kind(value: Any) -> str:
+    """How a value reads in JSON terms, for messages (never the value itself)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, np.number)):
+        return "a number"
+    if isinstance(value, str):
+        return f"a string of {len(value):,} characters" if len(value) > MAX_NAME_CHARS else "a string"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return f"a {type(value).__name__}"
+
+
+def _names(keys: Any, shown: int = 5) -> list[str]:
+    """Up to ``shown`` keys, each cut short (they come from the file)."""
+    names = sorted(excerpt(key, 30) for key in keys)
+    return names[:shown] + (["…"] if len(names) > shown else [])
+
+
+def _is_array_valued(spec: param.Parameter) -> bool:
+    """Parameters holding arrays: ``ClassSelector(np.ndarray)`` and plain ``Parameter`` (J, h, X, y, data, …)."""
+    return (isinstance(spec, param.ClassSelector) and spec.class_ is np.ndarray) or type(spec) is param.Parameter
+
+
+def _is_leaf(value: Any) -> bool:
+    return not isinstance(value, (list, tuple, dict)) and not hasattr(value, "shape")
+
+
+def _count_numbers(label: str, value: Any, numeric: bool) -> int:
+    """Numbers in ``value`` (nested lists and objects), walked without recursion.
+
+    With ``numeric`` (array-valued parameters), ``value`` must be null, a
+    number or nested lists of numbers; arrays given from Python count their
+    elements.
+    """
+    if numeric and _is_leaf(value) and not (value is None or isinstance(value, (int, float, np.number))):
+        raise _BadConfig(f"{label} must hold only numbers; found {_json_kind(value)}")
+    count, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if hasattr(item, "shape"):
+            count += math.prod(item.shape)
+            continue
+        if not isinstance(item, (list, tuple, dict)):
+            count += 1
+            continue
+        if depth > MAX_CONFIG_DEPTH:
+            raise _BadConfig(f"{label} nests deeper than {MAX_CONFIG_DEPTH} levels")
+        if numeric and isinstance(item, dict):
+            raise _BadConfig(f"{label} must be a number or an array of numbers; found an object")
+        items = list(item.values()) if isinstance(item, dict) else item
+        nested = [x for x in items if not _is_leaf(x)]
+        if numeric and len(nested) < len(items):
+            odd = [x for x in items if _is_leaf(x) and not isinstance(x, (int, float, np.number))]
+            if odd:
+                raise _BadConfig(f"{label} must hold only numbers; found {_json_kind(odd[0])}")
+        count += len(items) - len(nested)
+        stack.extend((x, depth + 1) for x in nested)
+    return count
+
+
+def _check_value(label: str, spec: param.Parameter, value: Any) -> None:
+    """``value`` must suit parameter ``spec`` (type first, with a message of ours, then param's own checks)."""
+    if value is None:
+        if spec.allow_None:
+            return
+        raise _BadConfig(f"{label} must not be null")
+    if isinstance(spec, param.Boolean):
+        if not isinstance(value, (bool, np.bool_)):
+            raise _BadConfig(f"{label} must be true or false, not {_json_kind(value)}")
+    elif isinstance(spec, param.Integer):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise _BadConfig(f"{label} must be an integer, not {_json_kind(value)}")
+    elif isinstance(spec, param.Number):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise _BadConfig(f"{label} must be a number, not {_json_kind(value)}")
+    elif isinstance(spec, param.String):
+        if not isinstance(value, str):
+            raise _BadConfig(f"{label} must be a string, not {_json_kind(value)}")
+    elif isinstance(spec, param.Selector):
+        if not isinstance(value, (str, int, float)) or (isinstance(value, str) and len(value) > MAX_NAME_CHARS):
+            choices = excerpt(", ".join(map(str, spec.objects)), 160)
+            raise _BadConfig(f"{label} must be one of {choices}; got {_json_kind(value)}")
+    elif isinstance(spec, param.Dict):
+        if not isinstance(value, dict):
+            raise _BadConfig(f"{label} must be a JSON object, not {_json_kind(value)}")
+    if _is_array_valued(spec):
+        return  # lists become arrays when the run is built; their contents are checked by _count_numbers
+    try:
+        spec._validate(value)
+    except (ValueError, TypeError) as error:
+        raise _BadConfig(f"invalid configuration: {excerpt(error, 200)}") from None
+
+
+def _check_parameters(label: str, owner: type[param.Parameterized], values: dict, budget: int,
+                      limits: UploadLimits, extra: tuple[str, ...] = (), reserved: tuple[str, ...] = ()) -> int:
+    """Check ``values`` against the parameters of ``owner``; returns the numbers they hold (at most ``budget``)."""
+    known = [name for name in owner.param if name != "name"]
+    for key, value in values.items():
+        if key in reserved:
+            raise _BadConfig(f"{label}: set {' and '.join(reserved)} at the top level of the configuration")
+        if not isinstance(key, str) or (key not in known and key not in extra):
+            raise _BadConfig(f"unknown parameter {excerpt(key, 40)!r} in {label}; expected some of "
+                             f"{excerpt(', '.join([*known, *extra]), 160)}")
+        spec = owner.param[key] if key in known else param.Parameter(None)
+        name = f"{label}.{key}"
+        _check_value(name, spec, value)
+        count = _count_numbers(name, value, numeric=_is_array_valued(spec))
+        if count > budget:
+            raise _BadConfig(f"{name} holds {count:,} numbers ({format_bytes(8 * count)} as float64); "
+                             f"the limit is {limits.max_elements:,} ({format_bytes(limits.decompressed_bytes)})")
+        budget -= count
+    return budget
 
 
 class RunConfig(param.Parameterized):
@@ -84,30 +257,92 @@ class RunConfig(param.Parameterized):
         return json.dumps(self.to_dict(), indent=2)
 
     @classmethod
-    def from_dict(cls, data: dict) -> RunConfig:
-        """Validated configuration from a dictionary (raises ``ValueError`` with the reason)."""
-        if not isinstance(data, dict):
-            raise ValueError("a configuration must be a JSON object")
-        unknown = sorted(set(data) - set(CONFIG_KEYS))
-        if unknown:
-            raise ValueError(f"unknown configuration keys {unknown}; expected some of {list(CONFIG_KEYS)}")
-        for key in ("target_params", "sampler_params"):
-            if not isinstance(data.get(key, {}), dict):
-                raise ValueError(f"{key} must be a JSON object")
+    def from_dict(cls, data: dict, limits: UploadLimits = DEFAULT_LIMITS) -> RunConfig:
+        """Validated configuration from a dictionary (raises ``ValueError`` with a short reason).
+
+        Every value is checked against its parameter before anything is built:
+        the top-level settings, and the target's and samplers' parameters
+        (names, types, bounds); array-valued parameters must hold only numbers,
+        at most ``limits.max_elements`` of them in all.
+        """
         try:
-            return cls(**data)
-        except ValueError as error:
-            raise ValueError(f"invalid configuration: {error}") from None
+            return cls._from_checked_dict(data, limits)
+        except _BadConfig as error:
+            raise ValueError(str(error)) from None
+        except RecursionError:
+            raise ValueError(f"the configuration nests deeper than {MAX_CONFIG_DEPTH} levels") from None
 
     @classmethod
-    def from_json(cls, text: str | bytes) -> RunConfig:
-        if len(text) > MAX_CONFIG_BYTES:
-            raise ValueError(f"configuration file is larger than {MAX_CONFIG_BYTES:,} bytes")
+    def _from_checked_dict(cls, data: dict, limits: UploadLimits) -> RunConfig:
+        if not isinstance(data, dict):
+            raise _BadConfig(f"a configuration must be a JSON object, not {_json_kind(data)}")
+        unknown = [key for key in data if key not in CONFIG_KEYS]
+        if unknown:
+            raise _BadConfig(f"unknown configuration keys {_names(unknown)}; expected some of {list(CONFIG_KEYS)}")
+        for key in ("target_params", "sampler_params", "compare_params"):
+            if not isinstance(data.get(key, {}), dict):
+                raise _BadConfig(f"{key} must be a JSON object")
+        for key, value in data.items():
+            if key not in ("target_params", "sampler_params", "compare_params"):
+                if isinstance(value, str) and len(value) > MAX_NAME_CHARS:
+                    raise _BadConfig(f"{key} is a string of {len(value):,} characters; the limit is {MAX_NAME_CHARS}")
+                _check_value(key, cls.param[key], value)
+        target = data.get("target", cls.param["target"].default)
+        sampler = data.get("sampler", cls.param["sampler"].default)
+        compare = data.get("compare_sampler", cls.param["compare_sampler"].default)
+        budget = limits.max_elements
+        budget = _check_parameters("target_params", targets.target_class(target), data.get("target_params", {}),
+                                   budget, limits)
+        for key, name in (("sampler_params", sampler), ("compare_params", compare)):
+            if name:
+                budget = _check_parameters(key, samplers.sampler_class(name), data.get(key, {}), budget, limits,
+                                           extra=("init",), reserved=("n_chains", "seed"))
+            else:  # parameters kept for a comparison sampler not chosen: unused, but still bounded
+                budget -= _count_numbers(key, data.get(key, {}), numeric=False)
+                if budget < 0:
+                    raise _BadConfig(f"{key} hold too many numbers; the limit is {limits.max_elements:,} "
+                                     f"({format_bytes(limits.decompressed_bytes)})")
         try:
-            data = json.loads(text)
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise ValueError(f"configuration is not valid JSON: {error}") from None
-        return cls.from_dict(data)
+            return cls(**data)
+        except (ValueError, TypeError) as error:
+            raise _BadConfig(f"invalid configuration: {excerpt(error, 200)}") from None
+
+    @classmethod
+    def from_json(cls, text: str | bytes, limits: UploadLimits = DEFAULT_LIMITS) -> RunConfig:
+        """Configuration from JSON text a user supplies; any malformed input raises a short ``ValueError``.
+
+        The text must be UTF-8, at most ``MAX_CONFIG_BYTES`` long and nest at
+        most ``MAX_CONFIG_DEPTH`` levels (checked before parsing, so no
+        ``RecursionError``); NaN, Infinity, numbers beyond float range and
+        integers longer than ``MAX_INTEGER_DIGITS`` digits are refused.
+        Messages quote at most a short excerpt of the text.
+        """
+        if len(text) > MAX_CONFIG_BYTES:
+            raise ValueError(f"the configuration file is larger than {format_bytes(MAX_CONFIG_BYTES)}")
+        if isinstance(text, (bytes, bytearray, memoryview)):
+            try:
+                text = bytes(text).decode("utf-8-sig")
+            except UnicodeDecodeError as error:
+                raise ValueError(f"the configuration is not UTF-8 text (byte 0x{error.object[error.start]:02x} "
+                                 f"at position {error.start:,})") from None
+        elif not isinstance(text, str):
+            raise ValueError(f"a configuration must be JSON text, not a {type(text).__name__}")
+        text = text.removeprefix("\ufeff")
+        depth = _nesting_depth(text)
+        if depth > MAX_CONFIG_DEPTH:
+            raise ValueError(f"the configuration nests deeper than {MAX_CONFIG_DEPTH} levels ({depth:,})")
+        try:
+            data = json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant)
+        except _BadConfig as error:
+            raise ValueError(str(error)) from None
+        except json.JSONDecodeError as error:  # its message names the position, never the content
+            raise ValueError(f"the configuration is not valid JSON: {error.msg} "
+                             f"(line {error.lineno}, column {error.colno})") from None
+        except RecursionError:
+            raise ValueError(f"the configuration nests deeper than {MAX_CONFIG_DEPTH} levels") from None
+        except ValueError as error:
+            raise ValueError(f"the configuration is not valid JSON ({excerpt(error)})") from None
+        return cls.from_dict(data, limits)
 
     def build_target(self) -> Target:
         cls = targets.target_class(self.target)

@@ -1,10 +1,22 @@
-"""Export a run: its configuration as JSON (``RunConfig.to_json``) and its traces as CSV."""
+"""Export a run: its configuration as JSON, with the frozen kernel once adaptation stopped, and its traces as CSV."""
 
 from __future__ import annotations
 
 import io
+import json
 
 import numpy as np
+
+from .config import RunConfig
+
+
+def run_record_json(config: RunConfig, frozen: dict | None) -> str:
+    """The configuration that replays the run step for step and, once an adaptive sampler froze, the kernel it
+    froze to (``{"at_step": n, "sampler_params": {...}}`` under ``"frozen"``: informative, not read back)."""
+    record = config.to_dict()
+    if frozen:
+        record["frozen"] = frozen
+    return json.dumps(record, indent=2)
 
 
 def trace_csv(history: dict) -> str:

@@ -1,8 +1,8 @@
-"""OPAD bookkeeping for a live run: a particle store fed from the sampler thread, read as snapshots.
+"""OPAD bookkeeping for a live run: a particle store fed after every step, read as snapshots.
 
-``OpadTracker`` owns a ``samplers.opad.ParticleStore`` that only the sampler
-thread touches (``update`` and ``checkpoint`` after each step, ``publish``
-after each chunk, all under the run's sampler lock). Checkpoints keep the
+``OpadTracker`` owns a ``samplers.opad.ParticleStore`` that only the run
+touches (``update`` and ``checkpoint`` after each step, ``publish`` after
+each chunk). Checkpoints keep the
 exact KL(P‖π) of MCMC, OPAD and OPAD+ for every chain and pooled at
 log-spaced steps (each at least ``GROWTH`` times the previous one, so the
 history stays below a few hundred rows however long the run is, and suits the
@@ -10,10 +10,10 @@ log axis of the OPAD paper's Fig. 1). Publishing replaces ``snapshot`` by a
 new immutable ``OpadSnapshot`` — the checkpoints, the values now, and, at
 most every ``MARGINALS_SECONDS``, the three estimates of every bit's marginal
 next to the exact one (inclusion probabilities for ``bvs``, edge
-probabilities for ``dag``) — which the UI reads without any lock.
+probabilities for ``dag``) — which is sent to the views as it is.
 
 The exact quantities need the target's enumeration (d ≤ 24); it is done once,
-on the first checkpoint, in the sampler thread. A sampler of a restricted
+on the first checkpoint. A sampler of a restricted
 space (``support``: a fixed-distance sampler's ``in_support``) is compared with
 the target restricted to it. Model code: no Panel import.
 """
@@ -58,14 +58,15 @@ def tracking_problem(target: Target) -> str:
 
 
 class OpadTracker:
-    """A particle store fed by the sampler thread, with log-spaced KL checkpoints and marginals."""
+    """A particle store fed after every step, with log-spaced KL checkpoints and marginals."""
 
-    def __init__(self, target: Target, scored_neighbours: bool = False, support=None):
+    def __init__(self, target: Target, scored_neighbours: bool = False, support=None,
+                 max_particles: int = MAX_PARTICLES):
         problem = tracking_problem(target)
         if problem:
             raise ValueError(problem)
         self.target = target
-        self.store = ParticleStore(target, max_particles=MAX_PARTICLES, scored_neighbours=scored_neighbours,
+        self.store = ParticleStore(target, max_particles=max_particles, scored_neighbours=scored_neighbours,
                                    support=support)
         self.snapshot = OpadSnapshot()
         self._rows: list[tuple[int, np.ndarray]] = []
@@ -74,7 +75,7 @@ class OpadTracker:
         self._marginals_at = -np.inf
 
     def update(self, record: StepRecord) -> None:
-        """Queue one step's record (sampler thread)."""
+        """Queue one step's record."""
         self.store.update(record)
 
     def _enumerate(self) -> None:

@@ -1,8 +1,8 @@
-"""Parse a user's uploaded model files safely, with a size limit (model code, no Panel).
+"""Parse a user's uploaded model files safely, within size limits (model code, no Panel).
 
 * ``.uai`` — a Markov network for ``markov_network`` (text, parsed by ``targets.uai``);
 * ``.npz`` — couplings for ``boltzmann``: an array ``J`` (d × d) and optionally ``h``
-  (loaded with ``allow_pickle=False``: no code in the file can run);
+  (read with ``allow_pickle=False``: no code in the file can run);
 * ``.csv`` — couplings for ``boltzmann``: a d × d matrix J, or d × (d + 1) with h as
   the last column;
 * ``.csv`` — regression data for ``bvs``: a header row of column names, then
@@ -13,20 +13,45 @@
   for BDeu.
 
 Each parser returns the target parameters to merge into the configuration and
-raises ``ValueError`` with the reason when the file is unusable.
+raises ``ValueError`` with a short reason when the file is unusable. The files
+are hostile until proven otherwise: the upload's size is bounded
+(``UploadLimits.file_bytes``), and so is what it may expand to
+(``UploadLimits.decompressed_bytes``) — an ``.npz`` archive's zip directory and
+``.npy`` headers are read, and the file refused, *before* anything is
+decompressed, and a CSV's rows and columns are counted before it is parsed.
+Error messages quote at most a short excerpt of the file (``excerpt``), so a
+file's contents never reach a page or a log wholesale.
 """
 
 from __future__ import annotations
 
 import io
+import lzma
+import math
+import re
+import struct
 import zipfile
+import zlib
+from dataclasses import dataclass
 
 import numpy as np
 
 from targets.uai import parse_uai
 
-#: Largest accepted upload (bytes).
-MAX_UPLOAD_BYTES = 5_000_000
+#: Largest accepted upload (bytes); the browser enforces the same limit.
+MAX_UPLOAD_BYTES = 10_000_000
+#: Largest size the arrays of an upload may take once decompressed and converted to float64 (bytes).
+MAX_DECOMPRESSED_BYTES = 200_000_000
+#: Most files an .npz archive may hold (J, h and a few more are plenty).
+MAX_NPZ_MEMBERS = 16
+#: Largest zip central directory read (bytes): generous for ``MAX_NPZ_MEMBERS`` entries.
+MAX_ZIP_DIRECTORY_BYTES = MAX_NPZ_MEMBERS * 1024
+#: Most columns of an uploaded CSV (a d × d couplings matrix in a 10 MB file has d < 2,300).
+MAX_CSV_COLUMNS = 5_000
+#: Most variables of a structure-learning (``dag``) data file.
+MAX_DAG_VARIABLES = 12
+#: Longest excerpt of a file's content (or of a message quoting it) put into an error message (characters).
+MAX_EXCERPT_CHARS = 100
 #: Which targets take which file types.
 UPLOAD_TYPES = {"markov_network": (".uai",), "boltzmann": (".npz", ".csv"), "bvs": (".csv",), "dag": (".csv",)}
 #: Column names taken as the response of uploaded regression data.
@@ -38,61 +63,245 @@ UPLOAD_HINTS = {
     "bvs": "regression data with a header row; the response is the column named y or response, else the last",
     "dag": "data with a header row naming 2–12 variables, one sample per row (real values for BGe, codes for BDeu)",
 }
+#: A run of characters without spaces long enough to be a quoted piece of a file, not a word of a message.
+_LONG_RUN = re.compile(r"\S{41,}")
+#: Characters of such a run kept in a message.
+_RUN_KEPT = 30
+#: Kinds of .npy dtype accepted: booleans, signed and unsigned integers, floats.
+_NUMERIC_KINDS = "biuf"
 
 
-def _check_size(data: bytes) -> None:
-    if len(data) > MAX_UPLOAD_BYTES:
-        raise ValueError(f"the file is {len(data):,} bytes; the limit is {MAX_UPLOAD_BYTES:,}")
+class _Refused(ValueError):
+    """A refusal whose message is complete (names the file), passed on as it is."""
+
+
+@dataclass(frozen=True)
+class UploadLimits:
+    """Size limits of an upload: the file itself, and what its arrays take decompressed (as float64)."""
+
+    file_bytes: int = MAX_UPLOAD_BYTES
+    decompressed_bytes: int = MAX_DECOMPRESSED_BYTES
+
+    @property
+    def max_elements(self) -> int:
+        """Most numbers an upload (or a configuration) may hold: ``decompressed_bytes`` of float64."""
+        return self.decompressed_bytes // 8
+
+
+#: The limits used unless others are given.
+DEFAULT_LIMITS = UploadLimits()
+
+
+def format_bytes(n: int | float) -> str:
+    """``n`` bytes in human units (decimal: 1 MB = 1,000,000 bytes), e.g. ``3.2 GB``."""
+    if n < 1000:
+        return f"{int(n)} bytes"
+    for unit in ("kB", "MB", "GB", "TB"):
+        n /= 1000
+        if n < 999.5:
+            return f"{n:.3g} {unit}"
+    return f"{n:,.0f} TB"
+
+
+def excerpt(text: object, limit: int = MAX_EXCERPT_CHARS) -> str:
+    """``str(text)`` cut to ``limit`` characters, ending in "…" when cut (keeps file contents out of messages)."""
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _quoting_briefly(error: Exception) -> str:
+    """A parser's message with every long run of non-space characters (a quoted piece of the file) cut short."""
+    return excerpt(_LONG_RUN.sub(lambda run: run[0][:_RUN_KEPT] + "…", str(error)), 2 * MAX_EXCERPT_CHARS)
+
+
+def parse_upload(target: str, filename: str, data: bytes, limits: UploadLimits = DEFAULT_LIMITS) -> dict:
+    """Target parameters from an uploaded file for ``target`` (``ValueError`` with the reason if unusable)."""
+    suffix = filename[filename.rfind("."):].lower() if "." in filename else ""
+    filename = excerpt(filename, 60)  # as messages name it
+    _check_size(data, limits)
+    allowed = UPLOAD_TYPES.get(target, ())
+    if suffix not in allowed:
+        expected = ", ".join(allowed) if allowed else "no files"
+        raise ValueError(f"{excerpt(target, 40)} accepts {expected}; got {filename!r}")
+    if suffix == ".uai":
+        return _network_from_uai(filename, data)
+    if suffix == ".npz":
+        return _couplings_from_npz(filename, data, limits)
+    if target == "bvs":
+        return _regression_from_csv(filename, data, limits)
+    if target == "dag":
+        return _structure_data_from_csv(filename, data, limits)
+    return _couplings_from_csv(filename, data, limits)
+
+
+def _check_size(data: bytes, limits: UploadLimits) -> None:
+    if len(data) > limits.file_bytes:
+        size, limit = format_bytes(len(data)), format_bytes(limits.file_bytes)
+        if size == limit:  # just over: rounding would hide the difference
+            size, limit = f"{len(data):,} bytes", f"{limits.file_bytes:,} bytes"
+        raise ValueError(f"the file is {size}; the limit is {limit}")
     if not data:
         raise ValueError("the file is empty")
 
 
-def parse_upload(target: str, filename: str, data: bytes) -> dict:
-    """Target parameters from an uploaded file for ``target``."""
-    _check_size(data)
-    suffix = filename[filename.rfind("."):].lower() if "." in filename else ""
-    allowed = UPLOAD_TYPES.get(target, ())
-    if suffix not in allowed:
-        expected = ", ".join(allowed) if allowed else "no files"
-        raise ValueError(f"{target} accepts {expected}; got {filename!r}")
-    if suffix == ".uai":
-        try:
-            text = data.decode("ascii")
-        except UnicodeDecodeError:
-            raise ValueError(f"{filename}: a .uai file must be plain ASCII text") from None
+def _network_from_uai(filename: str, data: bytes) -> dict:
+    try:
+        text = data.decode("ascii")
+    except UnicodeDecodeError:
+        raise ValueError(f"{filename}: a .uai file must be plain ASCII text") from None
+    try:
         parse_uai(text)  # validate now, so the error names the file's line and token
-        return {"uai_text": text}
-    if suffix == ".npz":
-        return _couplings_from_npz(filename, data)
-    if target == "bvs":
-        return _regression_from_csv(filename, data)
-    if target == "dag":
-        return _structure_data_from_csv(filename, data)
-    return _couplings_from_csv(filename, data)
+    except ValueError as error:  # the message quotes a token, which may be the whole file
+        raise ValueError(f"{filename}: {_quoting_briefly(error)}") from None
+    return {"uai_text": text}
 
 
-def _couplings_from_npz(filename: str, data: bytes) -> dict:
+# -- .npz -----------------------------------------------------------------------------------------
+#: Errors that reading a malformed or hostile zip archive may raise.
+_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, RuntimeError, NotImplementedError,
+               zlib.error, lzma.LZMAError, struct.error, KeyError, IndexError, OverflowError)
+
+
+def _couplings_from_npz(filename: str, data: bytes, limits: UploadLimits) -> dict:
+    """Arrays J and h from an .npz archive, checked against ``limits`` before anything is decompressed."""
     if not data.startswith(b"PK"):  # an .npz is a zip archive; anything else np.load would try to unpickle
         raise ValueError(f"{filename}: not a readable .npz archive (no zip header)")
     try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as archive:
-            if "J" not in archive.files:
-                raise ValueError(f"{filename}: the archive must contain an array named 'J' (found {archive.files})")
-            params = {"J": np.array(archive["J"], dtype=np.float64)}
-            if "h" in archive.files:
-                params["h"] = np.array(archive["h"], dtype=np.float64)
-    except (zipfile.BadZipFile, OSError, EOFError) as error:
-        raise ValueError(f"{filename}: not a readable .npz archive ({error})") from None
-    except ValueError as error:
-        raise ValueError(f"{filename}: {error}") from None
+        _check_zip_directory(filename, data)
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = archive.infolist()
+            if len(members) > MAX_NPZ_MEMBERS:
+                raise _Refused(f"{filename}: the archive holds {len(members):,} files; "
+                               f"the limit is {MAX_NPZ_MEMBERS}")
+            by_name = {_array_name(info.filename): info for info in members}
+            if "J" not in by_name:
+                names = [excerpt(name, 20) for name in list(by_name)[:4]] + (["…"] if len(by_name) > 4 else [])
+                raise _Refused(f"{filename}: the archive must contain an array named 'J' (found {names})")
+            declared = sum(info.file_size for info in members)
+            shapes = {name: _npy_shape(filename, archive, by_name[name], name, limits)
+                      for name in ("J", "h") if name in by_name}
+            if declared > limits.decompressed_bytes:
+                raise _Refused(f"{filename}: the archive would take {format_bytes(declared)} decompressed; "
+                               f"the limit is {format_bytes(limits.decompressed_bytes)}")
+            d = shapes["J"][0]
+            if "h" in shapes and shapes["h"] != (d,):
+                raise _Refused(f"{filename}: h must have shape ({d},) to match J; got {shapes['h']}")
+            params = {}
+            for name in shapes:
+                with archive.open(by_name[name]) as member:
+                    array = np.lib.format.read_array(member, allow_pickle=False)
+                params[name] = np.asarray(array, dtype=np.float64)
+    except _Refused as error:
+        raise ValueError(str(error)) from None
+    except ValueError as error:  # from numpy's .npy reader, e.g. a malformed header (which it quotes)
+        raise ValueError(f"{filename}: {excerpt(error)}") from None
+    except _ZIP_ERRORS as error:
+        raise ValueError(f"{filename}: not a readable .npz archive ({excerpt(error)})") from None
     return params
 
 
-def _couplings_from_csv(filename: str, data: bytes) -> dict:
+def _array_name(member: str) -> str:
+    """The array name numpy gives an archive member ("J.npy" → "J")."""
+    return member[:-4] if member.endswith(".npy") else member
+
+
+def _check_zip_directory(filename: str, data: bytes) -> None:
+    """Refuse an archive whose end record declares too many files or too large a directory.
+
+    ``zipfile.ZipFile`` reads the whole central directory into memory when it
+    opens an archive (about 500 bytes per entry); a 10 MB upload may declare
+    hundreds of thousands of entries, so their count and the directory's size
+    are read first from the end record, as ``zipfile`` finds it.
+    """
+    start = data.rfind(b"PK\x05\x06", max(0, len(data) - 22 - 65_535))
+    if start < 0 or len(data) - start < 22:
+        return  # no end record: zipfile reports the archive as unreadable
+    entries, size = struct.unpack("<HI", data[start + 10:start + 16])
+    locator = start - 20
+    if locator >= 56 and data[locator:locator + 4] == b"PK\x06\x07":  # ZIP64: the counts are in its own record
+        record = data[locator - 56:locator]
+        if record[:4] == b"PK\x06\x06":
+            entries, size = struct.unpack("<QQ", record[32:48])
+    if entries > MAX_NPZ_MEMBERS:
+        raise _Refused(f"{filename}: the archive holds {entries:,} files; the limit is {MAX_NPZ_MEMBERS}")
+    if size > MAX_ZIP_DIRECTORY_BYTES:
+        raise _Refused(f"{filename}: the archive's directory takes {format_bytes(size)}; "
+                       f"the limit is {format_bytes(MAX_ZIP_DIRECTORY_BYTES)}")
+
+
+def _npy_shape(filename: str, archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
+               limits: UploadLimits) -> tuple[int, ...]:
+    """Shape of array ``name`` from its .npy header alone, refusing what is too large, odd-shaped or not numeric."""
+    limit = format_bytes(limits.decompressed_bytes)
+    with archive.open(info) as member:  # decompresses only the header's first few kilobytes
+        try:
+            version = np.lib.format.read_magic(member)
+        except ValueError:
+            raise _Refused(f"{filename}: {name} is not a .npy array") from None
+        if version == (1, 0):
+            shape, fortran_order, dtype = np.lib.format.read_array_header_1_0(member)
+        elif version == (2, 0):
+            shape, fortran_order, dtype = np.lib.format.read_array_header_2_0(member)
+        else:
+            raise _Refused(f"{filename}: {name} uses .npy format version {version}; only 1.0 and 2.0 are read")
+    if dtype.hasobject:
+        raise _Refused(f"{filename}: {name} holds Python objects, which would need pickle to load; "
+                       f"only numeric arrays are accepted")
+    if dtype.kind not in _NUMERIC_KINDS or dtype.fields is not None or dtype.subdtype is not None:
+        raise _Refused(f"{filename}: {name} has dtype {excerpt(dtype.str, 20)}; "
+                       f"only numeric (bool, integer or float) arrays are accepted")
+    wanted = 2 if name == "J" else 1
+    if len(shape) != wanted:
+        raise _Refused(f"{filename}: {name} must be a {wanted}-D array; got {len(shape)} dimensions")
+    if name == "J" and shape[0] != shape[1]:
+        raise _Refused(f"{filename}: J must be a square matrix; got {shape[0]:,} × {shape[1]:,}")
+    size = math.prod(shape) * max(dtype.itemsize, 8)  # kept as float64
+    if size > limits.decompressed_bytes:
+        dims = " × ".join(f"{n:,}" for n in shape)
+        raise _Refused(f"{filename}: {name} ({dims}) would take {format_bytes(size)} decompressed; "
+                       f"the limit is {limit}")
+    if info.file_size > limits.decompressed_bytes:  # a small array declared, a large file: padding, or a lie
+        raise _Refused(f"{filename}: {name} would take {format_bytes(info.file_size)} decompressed; "
+                       f"the limit is {limit}")
+    if 0 in shape:
+        raise _Refused(f"{filename}: {name} is empty")
+    return tuple(int(n) for n in shape)
+
+
+# -- .csv -----------------------------------------------------------------------------------------
+def _first_row_columns(data: bytes) -> int:
+    """Number of comma-separated fields in the first line of ``data`` (counted on the bytes)."""
+    end = data.find(b"\n")
+    return (data if end < 0 else data[:end]).count(b",") + 1
+
+
+def _check_table_size(filename: str, data: bytes, limits: UploadLimits) -> tuple[int, int]:
+    """(columns of the first row, an upper bound on the rows) of a CSV, refusing tables too wide or too large.
+
+    Counted on the raw bytes (commas of the first line, line breaks of the
+    file) before anything is parsed; later rows of another width are refused by
+    the parser.
+    """
+    columns = _first_row_columns(data)
+    rows = data.count(b"\n") + 1
+    if columns > MAX_CSV_COLUMNS:
+        raise ValueError(f"{filename}: the first row has {columns:,} columns; the limit is {MAX_CSV_COLUMNS:,}")
+    cells = columns * rows
+    if cells > limits.max_elements:
+        raise ValueError(f"{filename}: {rows:,} rows × {columns:,} columns would take {format_bytes(8 * cells)} "
+                         f"as numbers; the limit is {format_bytes(limits.decompressed_bytes)}")
+    return columns, rows
+
+
+def _couplings_from_csv(filename: str, data: bytes, limits: UploadLimits) -> dict:
+    columns, rows = _check_table_size(filename, data, limits)
+    if columns > rows + 1:  # a d × d or d × (d + 1) matrix has at least columns − 1 rows
+        raise ValueError(f"{filename}: expected a d × d matrix J or d × (d + 1) with h last; "
+                         f"got {columns:,} columns but at most {rows:,} rows")
     try:
         matrix = np.loadtxt(io.StringIO(data.decode("utf-8")), delimiter=",", ndmin=2)
     except (ValueError, UnicodeDecodeError) as error:
-        raise ValueError(f"{filename}: not a numeric CSV matrix ({error})") from None
+        raise ValueError(f"{filename}: not a numeric CSV matrix ({_quoting_briefly(error)})") from None
     rows, cols = matrix.shape
     if cols == rows:
         return {"J": matrix}
@@ -101,8 +310,9 @@ def _couplings_from_csv(filename: str, data: bytes) -> dict:
     raise ValueError(f"{filename}: expected a d × d matrix J or d × (d + 1) with h last; got {rows} × {cols}")
 
 
-def _named_table(filename: str, data: bytes, min_columns: int) -> tuple[list[str], np.ndarray]:
+def _named_table(filename: str, data: bytes, min_columns: int, limits: UploadLimits) -> tuple[list[str], np.ndarray]:
     """Column names from the header row and the finite numbers below it."""
+    _check_table_size(filename, data, limits)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -114,7 +324,8 @@ def _named_table(filename: str, data: bytes, min_columns: int) -> tuple[list[str
     try:
         table = np.loadtxt(io.StringIO(body), delimiter=",", ndmin=2)
     except ValueError as error:
-        raise ValueError(f"{filename}: below the header, every value must be a number ({error})") from None
+        raise ValueError(f"{filename}: below the header, every value must be a number "
+                         f"({_quoting_briefly(error)})") from None
     if table.shape[1] != len(names):
         raise ValueError(f"{filename}: {len(names)} column names but {table.shape[1]} columns of numbers")
     if table.shape[0] < 2:
@@ -124,17 +335,19 @@ def _named_table(filename: str, data: bytes, min_columns: int) -> tuple[list[str
     return names, table
 
 
-def _regression_from_csv(filename: str, data: bytes) -> dict:
-    names, table = _named_table(filename, data, min_columns=2)
+def _regression_from_csv(filename: str, data: bytes, limits: UploadLimits) -> dict:
+    names, table = _named_table(filename, data, 2, limits)
     lowered = [name.lower() for name in names]
     response = next((lowered.index(n) for n in RESPONSE_NAMES if n in lowered), len(names) - 1)
     return {"X": np.delete(table, response, axis=1), "y": table[:, response]}
 
 
-def _structure_data_from_csv(filename: str, data: bytes) -> dict:
-    names, table = _named_table(filename, data, min_columns=2)
-    if len(names) > 12:
-        raise ValueError(f"{filename}: structure learning takes 2 to 12 variables; got {len(names)}")
+def _structure_data_from_csv(filename: str, data: bytes, limits: UploadLimits) -> dict:
+    variables = _first_row_columns(data)
+    if variables > MAX_DAG_VARIABLES:
+        raise ValueError(f"{filename}: structure learning takes 2 to {MAX_DAG_VARIABLES} variables; "
+                         f"got {variables:,}")
+    names, table = _named_table(filename, data, 2, limits)
     return {"data": table, "n_nodes": len(names)}
 
 

@@ -4,39 +4,37 @@ For an ``intracluster`` sampler with ``adapt`` (``samplers.walk_adaptation``)
 three small figures share the step axis: the bias γ (γ = 1 is the paper's
 γ = β), the continuous walk length κ, and the mean acceptance probability of
 the moves with the target acceptance dashed; a dotted marker shows where the
-values were frozen, and a status line says what the sampler is doing. Plain
-Bokeh sources, redrawn at most every ``LIVE_SECONDS`` when the history grew.
+values were frozen, and a status line says what the sampler is doing. Drawn
+from the ``AdaptationState`` the worker sends when the tuning history grew.
 """
 
 from __future__ import annotations
 
 import panel as pn
-import param
 from bokeh.models import ColumnDataSource, Span
 from bokeh.plotting import figure
 
+from ..model.snapshot import AdaptationState, RunInfo, Snapshot
 from .balancing import thinned
-from ..model.run_model import RunModel
-from .throttle import Throttle
+from .base import LiveView
 
-LIVE_SECONDS = 0.5
 TRACES = {"gamma": ("bias γ (γ = 1: the paper's γ = β)", "γ"), "walk_length": ("walk length κ", "κ"),
           "acceptance": ("mean acceptance probability", "ᾱ")}
 
 
-def adaptation_status(sampler) -> str:
+def adaptation_status(state: AdaptationState) -> str:
     """What the tuning is doing: adapting (with the warning that the chain is adaptive MCMC meanwhile) or frozen."""
-    if sampler.adapting:
-        return (f"<b>adapting</b> γ and the walk length: step {sampler.n_steps:,} of burn-in {sampler.burn_in:,} "
-                f"(target acceptance {sampler.target_acceptance:g}); meanwhile the chain is adaptive MCMC")
-    return (f"<b>frozen</b> at step {sampler.frozen_at:,}: γ = {sampler.gamma:.3g}, walk length "
-            f"{sampler.walk_length}; exact intracluster moves from here on")
+    if state.adapting:
+        return (f"<b>adapting</b> γ and the walk length: step {state.step:,} of burn-in {state.burn_in:,} "
+                f"(target acceptance {state.target_acceptance:g}); meanwhile the chain is adaptive MCMC")
+    return (f"<b>frozen</b> at step {state.frozen_at:,}: γ = {state.gamma:.3g}, walk length "
+            f"{state.walk_length}; exact intracluster moves from here on")
 
 
-class AdaptationView(pn.viewable.Viewer):
+class AdaptationView(LiveView):
     """γ, κ and the acceptance of an adapting intracluster sampler against the step."""
 
-    model = param.ClassSelector(class_=RunModel)
+    title = "Tuning the walks (γ, walk length)"
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -57,42 +55,26 @@ class AdaptationView(pn.viewable.Viewer):
         self.status = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["adaptation-status"])
         self._layout = pn.Column(self.status, *(pn.pane.Bokeh(fig, sizing_mode="stretch_width") for fig in self.figures),
                                  sizing_mode="stretch_width")
-        self.throttle = Throttle(LIVE_SECONDS)
-        self._drawn_rows = None
-        self.model.param.watch(self._reconfigure, "config")
-        self._reconfigure()
 
-    @property
-    def applies(self) -> bool:
-        history = getattr(self.model.sampler, "adaptation_history", None)
-        return history is not None and history() is not None
+    def applies(self, info: RunInfo) -> bool:
+        return info.capabilities.adapts_walks
 
-    def _reconfigure(self, *events) -> None:
-        with pn.io.hold():
-            self.source.data = {name: [] for name in self.source.data}
-            for marker in self.frozen_markers:
-                marker.visible = False
-            if self.applies:
-                self.target_line.location = self.model.sampler.target_acceptance
-            self.status.object = ""
-        self._drawn_rows = None
-        self.throttle.reset()
-        self.refresh()
+    def reconfigure(self, info: RunInfo) -> None:
+        self.source.data = {name: [] for name in self.source.data}
+        for marker in self.frozen_markers:
+            marker.visible = False
+        self.status.object = ""
 
-    def refresh(self) -> None:
-        """Redraw when the history grew or the sampler froze (at most every ``LIVE_SECONDS``)."""
-        if not self.applies or not self.throttle.due():
+    def update(self, snapshot: Snapshot) -> None:
+        state = snapshot.adaptation
+        if state is None:
             return
-        sampler = self.model.sampler
-        history = sampler.adaptation_history()
-        rows = (len(history["step"]), sampler.frozen_at)
-        if rows != self._drawn_rows:
-            self._drawn_rows = rows
-            self.source.data = thinned(history)
-            for marker in self.frozen_markers:
-                marker.visible = sampler.frozen_at is not None
-                marker.location = sampler.frozen_at or 0
-        self.status.object = adaptation_status(sampler)
+        self.target_line.location = state.target_acceptance
+        self.source.data = thinned(state.history)
+        for marker in self.frozen_markers:
+            marker.visible = state.frozen_at is not None
+            marker.location = state.frozen_at or 0
+        self.status.object = adaptation_status(state)
 
     def __panel__(self):
         return self._layout

@@ -13,28 +13,25 @@ warning when "keep adapting" makes the chain adaptive MCMC) and a
 Like the other live views, the Bokeh figures are built once per session and
 only their ``ColumnDataSource``s change. (A HoloViews ``DynamicMap`` + ``Pipe``
 version of this view cost 100–400 ms of the server thread per update; setting
-a source's data costs about a millisecond.) ``refresh()`` is cheap to call at
-every flush: it redraws at most every ``LIVE_SECONDS``, and only what changed.
+a source's data costs about a millisecond.) The worker sends the learning
+state at most every half second, and only when it changed.
 """
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import panel as pn
-import param
 from bokeh.models import ColumnDataSource, Span
 from bokeh.palettes import Category10_4
 from bokeh.plotting import figure
 
 from samplers.balancing import BALANCING, FORMULAS
 
-from ..model.run_model import LearningState, RunModel
+from ..model.session import LOG_T
+from ..model.snapshot import LearningState, RunInfo, Snapshot
+from .base import LiveView
 
-LOG_T = np.linspace(np.log(1e-3), np.log(1e3), 241)
 T = np.exp(LOG_T)
-LIVE_SECONDS = 0.5
 #: Most points drawn per learning trace (the learner keeps up to 4,096).
 HISTORY_POINTS = 500
 WEIGHT_COLUMNS = [f"w_{name}" for name in BALANCING]
@@ -55,12 +52,13 @@ def history_columns(history: dict) -> dict:
     return {name: history.get(name, blank) for name in HISTORY_COLUMNS}
 
 
-def learning_status(state: LearningState, step: int) -> str:
+def learning_status(state: LearningState) -> str:
     """One line saying what the learner is doing, with a warning when it never stops."""
-    if state.keep_adapting and state.learning:
+    step = state.step
+    if state.keep_adapting and state.adapting:
         text = (f"<b>keep adapting</b> ({state.parametrization}, step {step:,}): ⚠ the chain is adaptive MCMC — "
                 "its invariance is not guaranteed; press <i>Freeze now</i> before collecting samples")
-    elif state.learning:
+    elif state.adapting:
         text = (f"<b>learning</b> {state.parametrization}: step {step:,} of burn-in K = {state.burn_in:,}; "
                 "<i>Freeze now</i> fixes θ")
     else:
@@ -77,10 +75,10 @@ def _trace_figure(title: str, y_label: str, height: int = 170):
     return fig
 
 
-class BalancingView(pn.viewable.Viewer):
+class BalancingView(LiveView):
     """g(t) of the current sampler (solid) over the classic functions (dashed), and its learning traces."""
 
-    model = param.ClassSelector(class_=RunModel)
+    title = "Balancing function"
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -99,7 +97,7 @@ class BalancingView(pn.viewable.Viewer):
         self.weights_figure.legend.location = "center_right"
         self.weights_figure.legend.label_text_font_size = "8pt"
         self.freeze_button = pn.widgets.Button(label="Freeze now", color="warning", width=120)
-        self.freeze_button.on_click(lambda event: self.model.freeze())
+        self.freeze_button.on_click(lambda event: self.client.freeze())
         self.status = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["learning-status"])
         self._learning_figures = [self.loss_figure, self.eta_figure, self.weights_figure]
         self._layout = pn.Row(
@@ -109,11 +107,6 @@ class BalancingView(pn.viewable.Viewer):
                       sizing_mode="stretch_width"),
             sizing_mode="stretch_width",
         )
-        self._last_refresh = -np.inf
-        self._last_curve = None
-        self._last_rows = None
-        self.model.param.watch(self._reconfigure, "config")
-        self._reconfigure()
 
     def _g_figure(self):
         fig = figure(width=470, height=350, x_axis_type="log", y_axis_type="log", title="balancing function g(t)",
@@ -135,48 +128,33 @@ class BalancingView(pn.viewable.Viewer):
         self.frozen_markers.append(marker)
         return fig
 
-    @property
-    def applies(self) -> bool:
-        return self.model.has_balancing_function
+    def applies(self, info: RunInfo) -> bool:
+        return info.capabilities.has_balancing_function
 
-    def _reconfigure(self, *events) -> None:
-        """Show the learning traces and controls only for a learning sampler; redraw from scratch."""
-        state = self.model.learning_state()
-        learns = state is not None
-        with pn.io.hold():
-            self.freeze_button.visible = self.status.visible = learns
-            self.loss_figure.visible = self.eta_figure.visible = learns
-            self.weights_figure.visible = learns and state.parametrization == "lsb1"
-            self.history_source.data = history_columns({"step": np.zeros(0)})
-            for marker in self.frozen_markers:
-                marker.visible = False
-        self._last_curve = self._last_rows = None
-        self._last_refresh = -np.inf
-        self.refresh()
+    def reconfigure(self, info: RunInfo) -> None:
+        """Show the learning traces and controls only for a learning sampler; draw g as built."""
+        learns = info.capabilities.learns_balancing
+        self.freeze_button.visible = self.status.visible = learns
+        self.loss_figure.visible = self.eta_figure.visible = learns
+        self.weights_figure.visible = learns and info.capabilities.parametrization == "lsb1"
+        self.history_source.data = history_columns({"step": np.zeros(0)})
+        for marker in self.frozen_markers:
+            marker.visible = False
+        self.curve_source.data = {"t": T, "g": np.exp(info.log_g)}
+        self.status.object = ""
 
-    def refresh(self, *events) -> None:
-        """Redraw what changed, at most every ``LIVE_SECONDS`` (cheap to call at every flush)."""
-        now = time.perf_counter()
-        if not self.applies or now - self._last_refresh < LIVE_SECONDS:
-            return
-        self._last_refresh = now
-        log_g = self.model.balancing_curve(LOG_T)
-        if self._last_curve is None or not np.array_equal(log_g, self._last_curve):
-            self._last_curve = log_g
-            self.curve_source.data = {"t": T, "g": np.exp(log_g)}
-        state = self.model.learning_state()
+    def update(self, snapshot: Snapshot) -> None:
+        """Redraw g and the learning traces when the worker sent a new learning state."""
+        state = snapshot.learning
         if state is None:
             return
-        history = state.history
-        rows = (len(history["step"]), history["step"][-1] if len(history["step"]) else -1, state.frozen_at)
-        if rows != self._last_rows:
-            self._last_rows = rows
-            self.history_source.data = history_columns(thinned(history))
-            for marker in self.frozen_markers:
-                marker.visible = state.frozen_at is not None
-                marker.location = state.frozen_at or 0
-        self.status.object = learning_status(state, self.model.sampler.n_steps)
-        self.freeze_button.disabled = not state.learning
+        self.curve_source.data = {"t": T, "g": np.exp(state.log_g)}
+        self.history_source.data = history_columns(thinned(state.history))
+        for marker in self.frozen_markers:
+            marker.visible = state.frozen_at is not None
+            marker.location = state.frozen_at or 0
+        self.status.object = learning_status(state)
+        self.freeze_button.disabled = not state.adapting
 
     def __panel__(self):
         return self._layout

@@ -1,64 +1,32 @@
 """Two samplers side by side at equal compute time: energy against compute seconds, and its autocorrelation.
 
 When a run has a comparison sampler (``RunConfig.compare_sampler``, e.g.
-intracluster moves against Kawasaki swaps), both advance in the run's thread
-for the same time inside their steps (``run_model.CompanionRun``). Left: the
+intracluster moves against Kawasaki swaps), both advance in the run's worker
+for the same time inside their steps (``model.comparison``). Left: the
 energy E = −log p̃ of chain 0 of each against its compute seconds. Right: the
-energy autocorrelation against compute-time lag, averaged over chains, from
-the second half of each trace (Hamze & de Freitas, Figs. 2–4: "as a function
-of computational time, not iteration"). A line of text gives moves per second,
+energy autocorrelation against compute-time lag, averaged over chains
+(Hamze & de Freitas, Figs. 2–4). A line of text gives moves per second,
 acceptance and the integrated autocorrelation time in seconds of each, and
-their ratio. Plain Bokeh sources, redrawn at most every ``LIVE_SECONDS``.
+their ratio. Drawn from the ``ComparisonState`` the worker sends about once a
+second.
 """
 
 from __future__ import annotations
 
-import numpy as np
 import panel as pn
-import param
 from bokeh.models import ColumnDataSource
 from bokeh.plotting import figure
 
-from samplers.diagnostics import autocorrelation_in_time, integrated_time
+from ..model.snapshot import RunInfo, Snapshot
+from .base import LiveView
 
-from ..model.run_model import RunModel
-from .throttle import Throttle
-
-LIVE_SECONDS = 1.0
-#: Points of the compute-time grid the autocorrelation is computed on.
-GRID_POINTS = 400
 COLORS = ("#1f77b4", "#d62728")
 
 
-def energy_columns(history: dict) -> dict:
-    """Compute seconds and chain 0's energy −log p̃ from a trace history."""
-    return {"seconds": history["seconds"], "energy": -history["log_prob"][:, 0]}
-
-
-def time_acf(history: dict, grid_step: float) -> tuple[np.ndarray, np.ndarray]:
-    """Energy autocorrelation against compute-time lag over the second half of the trace."""
-    seconds = history["seconds"]
-    half = seconds.size // 2
-    if seconds.size < 16 or seconds[-1] <= seconds[half]:
-        return np.zeros(0), np.zeros(0)
-    return autocorrelation_in_time(seconds[half:], -history["log_prob"][half:], grid_step)
-
-
-def summary(name: str, history: dict, lags: np.ndarray, acf: np.ndarray, acceptance: float) -> tuple[str, float]:
-    """One sampler's line of text, and its integrated autocorrelation time in seconds."""
-    seconds = float(history["seconds"][-1]) if history["seconds"].size else 0.0
-    steps = int(history["step"][-1]) if history["step"].size else 0
-    tau = integrated_time(lags, acf)
-    rate = f"{steps / seconds:,.0f}" if seconds > 0 else "–"
-    tau_text = f"{tau:.3g} s" if np.isfinite(tau) else "not yet resolved"
-    return (f"<b>{name}</b>: {steps:,} steps in {seconds:.2f} s of compute ({rate}/s), acceptance {acceptance:.3g}, "
-            f"energy autocorrelation time {tau_text}", tau)
-
-
-class ComparisonView(pn.viewable.Viewer):
+class ComparisonView(LiveView):
     """Energy traces and compute-time autocorrelations of the run's sampler and its comparison sampler."""
 
-    model = param.ClassSelector(class_=RunModel)
+    title = "Side by side at equal compute time"
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -81,51 +49,27 @@ class ComparisonView(pn.viewable.Viewer):
                                                      pn.pane.Bokeh(self.acf_figure, sizing_mode="stretch_width"),
                                                      sizing_mode="stretch_width"),
                                  sizing_mode="stretch_width")
-        self.throttle = Throttle(LIVE_SECONDS)
-        self.model.param.watch(self._reconfigure, "config")
-        self._reconfigure()
 
-    @property
-    def applies(self) -> bool:
-        return self.model.companion is not None
+    def applies(self, info: RunInfo) -> bool:
+        return bool(info.companion)
 
-    def _names(self) -> tuple[str, str]:
-        return self.model.config.sampler, self.model.config.compare_sampler
+    def reconfigure(self, info: RunInfo) -> None:
+        for source in (*self.energy_sources, *self.acf_sources):
+            source.data = {key: [] for key in source.data}
+        legend = self.energy_figure.legend[0]
+        for item, name in zip(legend.items, (info.sampler, info.companion)):
+            item.label = {"value": name}
+        self.status.object = ""
 
-    def _reconfigure(self, *events) -> None:
-        with pn.io.hold():
-            for source in (*self.energy_sources, *self.acf_sources):
-                source.data = {key: [] for key in source.data}
-            legend = self.energy_figure.legend[0]
-            for item, name, role in zip(legend.items, self._names(), ("run", "comparison")):
-                item.label = {"value": name or role}
-            self.status.object = ""
-        self.throttle.reset()
-        self.refresh()
-
-    def refresh(self) -> None:
-        """Redraw both samplers' traces and autocorrelations (at most every ``LIVE_SECONDS``)."""
-        if not self.applies or not self.throttle.due():
+    def update(self, snapshot: Snapshot) -> None:
+        state = snapshot.comparison
+        if state is None:
             return
-        buffers = [self.model.buffer, self.model.companion.buffer]
-        histories = [buffer.history() for buffer in buffers]
-        span = min(float(h["seconds"][-1]) for h in histories)
-        grid_step = span / 2 / GRID_POINTS if span > 0 else 0.0
-        lines, taus = [], []
-        for buffer, history, energy, acf_source, name in zip(buffers, histories, self.energy_sources,
-                                                              self.acf_sources, self._names()):
-            energy.data = energy_columns(history)
-            lags, acf = time_acf(history, grid_step) if grid_step > 0 else (np.zeros(0), np.zeros(0))
-            acf_source.data = {"lag": lags, "acf": acf}
-            recent = buffer.recent()
-            accepted = recent["accepted"][1:].sum() / max(1, (len(recent["accepted"]) - 1) * buffer.n_chains)
-            line, tau = summary(name, history, lags, acf, float(accepted))
-            lines.append(line)
-            taus.append(tau)
-        if all(np.isfinite(taus)):
-            lines.append(f"autocorrelation-time ratio {self._names()[1]} / {self._names()[0]}: "
-                         f"{taus[1] / taus[0]:.3g}× (above 1: {self._names()[0]} mixes faster per compute second)")
-        self.status.object = "<br>".join(lines)
+        for source, columns in zip(self.energy_sources, state.energy):
+            source.data = columns
+        for source, columns in zip(self.acf_sources, state.acf):
+            source.data = columns
+        self.status.object = "<br>".join(state.lines)
 
     def __panel__(self):
         return self._layout

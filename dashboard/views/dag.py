@@ -1,6 +1,6 @@
 """Structure learning: the current DAG of one chain and the posterior edge probabilities.
 
-Left, the DAG chain 0 holds now, on a ``networkx`` circular layout of the nodes
+Left, the DAG the chain shown in the lattice card holds now, on a ``networkx`` circular layout of the nodes
 (edges end in an arrowhead at the child). Right, four heatmaps of the
 posterior probability of every edge i → j (row i = parent, column j = child):
 from the chains' frequencies (MCMC), from the visited DAGs reweighted ∝ p̃
@@ -19,10 +19,9 @@ import panel as pn
 from bokeh.models import ColumnDataSource, LinearColorMapper
 from bokeh.plotting import figure
 
-from ..model.buffer import Drained
+from ..model.snapshot import DagInfo, RunInfo, Snapshot
+from .base import LiveView
 from .inclusion import BAR_LABELS, SERIES, largest_errors
-from ..model.opad_tracker import OpadSnapshot
-from .snapshot import SnapshotView
 
 NODE_RADIUS = 0.16
 HEAT_SIDE = 190
@@ -47,20 +46,22 @@ def edge_columns(adjacency: np.ndarray, positions: np.ndarray) -> dict:
             "angle": np.arctan2(unit[:, 1], unit[:, 0]) - np.pi / 2}
 
 
-def heat_columns(target, marginals: dict) -> dict:
+def heat_columns(dag: DagInfo, marginals: dict) -> dict:
     """One row per ordered pair (i, j), i ≠ j: its edge probability under each estimate, and the true edges."""
-    pairs = target.edge_pairs
+    pairs = dag.edge_pairs
     blank = np.full(len(pairs), np.nan)
-    truth = target.true_adjacency
+    truth = dag.true_adjacency
     border = (np.where(truth[pairs[:, 0], pairs[:, 1]] == 1, "black", None) if truth is not None
               else [None] * len(pairs))
-    names = target.node_names
+    names = dag.node_names
     return {"parent": [names[i] for i in pairs[:, 0]], "child": [names[j] for j in pairs[:, 1]],
             **{kind: marginals.get(kind, blank) for kind in SERIES}, "border": list(border)}
 
 
-class DagView(SnapshotView):
-    """The current DAG (chain 0) and heatmaps of edge probabilities: MCMC, OPAD, OPAD+ and exact."""
+class DagView(LiveView):
+    """The current DAG (the chain shown) and heatmaps of edge probabilities: MCMC, OPAD, OPAD+ and exact."""
+
+    title = "Structure learning: DAG and edge probabilities"
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -76,10 +77,11 @@ class DagView(SnapshotView):
             pn.FlexBox(pn.pane.Bokeh(self.graph_figure),  # wraps the heatmaps on narrow screens
                        *(pn.pane.Bokeh(fig) for fig in self.heat_figures), sizing_mode="stretch_width"),
             sizing_mode="stretch_width")
-        self.watch_config()
+        self._info: RunInfo | None = None
+        self._positions = np.zeros((0, 2))
 
     def _graph_figure(self):
-        fig = figure(width=280, height=280, x_range=(-1.35, 1.35), y_range=(-1.35, 1.35), title="DAG of chain 0",
+        fig = figure(width=280, height=280, x_range=(-1.35, 1.35), y_range=(-1.35, 1.35), title="DAG of the chain shown",
                      tools="save", match_aspect=True)
         fig.axis.visible = fig.grid.visible = False
         fig.toolbar.logo = None
@@ -103,42 +105,31 @@ class DagView(SnapshotView):
         fig.xaxis.major_label_orientation = 0.8
         return fig
 
-    @property
-    def applies(self) -> bool:
-        return self.model.target.registry_name == "dag"
+    def applies(self, info: RunInfo) -> bool:
+        return info.dag is not None
 
-    def clear(self) -> None:
-        if not self.applies:
-            return
-        target = self.model.target
-        positions = node_positions(target.n_nodes)
-        self._positions = positions
-        self.node_source.data = {"x": positions[:, 0], "y": positions[:, 1], "name": list(target.node_names)}
-        names = list(target.node_names)
+    def reconfigure(self, info: RunInfo) -> None:
+        self._info = info
+        dag = info.dag
+        self._positions = node_positions(len(dag.node_names))
+        self.node_source.data = {"x": self._positions[:, 0], "y": self._positions[:, 1], "name": list(dag.node_names)}
+        self.edge_source.data = edge_columns(np.zeros((0, 0)), self._positions)
+        names = list(dag.node_names)
         for fig in self.heat_figures:
             fig.x_range.factors = names
             fig.y_range.factors = names[::-1]
-            fig.visible = self.model.tracker is not None
-        self.heat_source.data = heat_columns(target, {})
+            fig.visible = info.opad_tracked
+        self.heat_source.data = heat_columns(dag, {})
         self.status.object = ("Edge probabilities appear after the first steps (exact values by enumerating "
-                              "every DAG)." if self.model.tracker is not None else
-                              f"No edge probabilities: {self.model.opad_problem}.")
-        self.show_states(self.model.sampler.states)
+                              "every DAG)." if info.opad_tracked else f"No edge probabilities: {info.opad_problem}.")
 
-    def show_states(self, states: np.ndarray) -> None:
-        """Draw chain 0's DAG."""
-        adjacency = self.model.target.adjacency(states[:1])[0]
-        self.edge_source.data = edge_columns(adjacency, self._positions)
-
-    def update(self, drained: Drained) -> None:
-        """Redraw the current DAG when the flush brought new states."""
-        if self.applies and drained.states is not None:
-            self.show_states(drained.states)
-
-    def draw(self, snapshot: OpadSnapshot) -> None:
-        if snapshot.marginals:
-            self.heat_source.data = heat_columns(self.model.target, snapshot.marginals)
-            self.status.object = largest_errors(snapshot.marginals, "an edge probability")
+    def update(self, snapshot: Snapshot) -> None:
+        """Redraw the current DAG and, when the OPAD snapshot is new, the edge probabilities."""
+        if snapshot.adjacency is not None:
+            self.edge_source.data = edge_columns(snapshot.adjacency, self._positions)
+        if snapshot.opad is not None and snapshot.opad.marginals:
+            self.heat_source.data = heat_columns(self._info.dag, snapshot.opad.marginals)
+            self.status.object = largest_errors(snapshot.opad.marginals, "an edge probability")
 
     def __panel__(self):
         return self._layout

@@ -1,4 +1,4 @@
-"""Diagnostics table: acceptance, ESS, R̂, ESS per evaluation and per second (refreshed about once a second)."""
+"""Diagnostics table: acceptance, ESS, R̂, ESS per evaluation and per second (computed by the worker about once a second)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import math
 
 import pandas as pd
 import panel as pn
-import param
 
-from ..model.run_model import RunModel
+from ..model.snapshot import RunInfo, Snapshot
 from ..model.statistics import LABELS
+from .base import LiveView
 
 
 def _format(value) -> str:
@@ -20,21 +20,28 @@ def _format(value) -> str:
     return f"{value:.4g}"
 
 
-class DiagnosticsView(pn.viewable.Viewer):
+class DiagnosticsView(LiveView):
     """Mixing diagnostics of the traced statistic over the recent window."""
 
-    model = param.ClassSelector(class_=RunModel)
+    title = "Diagnostics"
 
     def __init__(self, **params):
         super().__init__(**params)
         self._table = pn.pane.DataFrame(pd.DataFrame(), index=False, sizing_mode="stretch_width")
         self._caption = pn.pane.Markdown("", margin=(0, 10))
-        self.refresh()
+        self._statistic = "log_prob"
 
-    def refresh(self) -> None:
-        values = self.model.diagnostics()
+    def reconfigure(self, info: RunInfo) -> None:
+        self._statistic = info.statistic
+        self._table.object = pd.DataFrame()
+        self._caption.object = "Diagnostics appear once the chains have taken a few steps."
+
+    def update(self, snapshot: Snapshot) -> None:
+        values = snapshot.diagnostics
+        if values is None:
+            return
         self._table.object = pd.DataFrame({"diagnostic": list(values), "value": [_format(v) for v in values.values()]})
-        self._caption.object = (f"Statistic: *{LABELS[self.model.config.statistic]}*, over the last "
+        self._caption.object = (f"Statistic: *{LABELS[self._statistic]}*, over the last "
                                 f"{values['window (steps)']:,} steps (rank-normalised ESS and R̂, Vehtari et al. 2021).")
 
     def __panel__(self):

@@ -19,9 +19,9 @@ from bokeh.transform import dodge
 
 from samplers.opad import KINDS
 
+from ..model.snapshot import RunInfo, Snapshot
+from .base import LiveView
 from .kl import COLORS
-from ..model.opad_tracker import OpadSnapshot
-from .snapshot import SnapshotView
 
 SERIES = (*KINDS, "exact")
 BAR_COLORS = {**COLORS, "exact": "#444444"}
@@ -44,8 +44,10 @@ def largest_errors(marginals: dict, quantity: str) -> str:
     return f"largest error of {quantity}: " + " · ".join(parts)
 
 
-class InclusionView(SnapshotView):
+class InclusionView(LiveView):
     """Inclusion probability of every predictor under the three approximations and exactly."""
+
+    title = "Variable selection: inclusion probabilities"
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -68,24 +70,24 @@ class InclusionView(SnapshotView):
         self.status = pn.pane.HTML("", sizing_mode="stretch_width")
         self._layout = pn.Column(self.status, pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
                                  sizing_mode="stretch_width")
-        self.watch_config()
+        self._info: RunInfo | None = None
 
-    @property
-    def applies(self) -> bool:
-        return self.model.target.registry_name == "bvs" and self.model.tracker is not None
+    def applies(self, info: RunInfo) -> bool:
+        return info.bvs is not None and info.opad_tracked
 
-    def clear(self) -> None:
-        names = list(self.model.target.predictor_names) if self.applies else []
+    def reconfigure(self, info: RunInfo) -> None:
+        self._info = info
+        names = list(info.bvs.predictor_names)
         self.figure.x_range.factors = names
-        self.source.data = bar_columns(names, {}, getattr(self.model.target, "true_inclusion", None))
+        self.source.data = bar_columns(names, {}, info.bvs.true_inclusion)
         self.status.object = "Inclusion probabilities appear after the first steps (exact values by enumeration)."
 
-    def draw(self, snapshot: OpadSnapshot) -> None:
-        if not snapshot.marginals:
+    def update(self, snapshot: Snapshot) -> None:
+        if snapshot.opad is None or not snapshot.opad.marginals:
             return
-        target = self.model.target
-        self.source.data = bar_columns(target.predictor_names, snapshot.marginals, target.true_inclusion)
-        self.status.object = largest_errors(snapshot.marginals, "P(γⱼ = 1)")
+        bvs = self._info.bvs
+        self.source.data = bar_columns(list(bvs.predictor_names), snapshot.opad.marginals, bvs.true_inclusion)
+        self.status.object = largest_errors(snapshot.opad.marginals, "P(γⱼ = 1)")
 
     def __panel__(self):
         return self._layout

@@ -23,7 +23,8 @@ from bokeh.plotting import figure
 from samplers.opad import KINDS
 
 from ..model.opad_tracker import OpadSnapshot
-from .snapshot import SnapshotView
+from ..model.snapshot import RunInfo, Snapshot
+from .base import LiveView
 
 FLOOR = 1e-10
 COLORS = {"mcmc": "#d62728", "opad": "#1f77b4", "opad_plus": "#2ca02c"}
@@ -60,8 +61,10 @@ def summary(snapshot: OpadSnapshot) -> str:
     return text
 
 
-class KLView(SnapshotView):
+class KLView(LiveView):
     """KL(P‖π) of the three approximations per chain (faint) and across chains (mean and 95 % band)."""
+
+    title = "OPAD: KL to the target"
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -82,19 +85,18 @@ class KLView(SnapshotView):
         self.status = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["kl-status"])
         self._layout = pn.Column(self.status, pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
                                  sizing_mode="stretch_width")
-        self.watch_config()
 
-    @property
-    def applies(self) -> bool:
-        return True  # says why there is no curve when OPAD is not tracked
-
-    def clear(self) -> None:
+    def reconfigure(self, info: RunInfo) -> None:
+        """Empty curves; without OPAD tracking, say why instead (the card always shows)."""
         for kind in KINDS:
             self.line_sources[kind].data = {"xs": [], "ys": []}
             self.band_sources[kind].data = band(np.zeros(0), np.zeros((0, 2)))
-        tracked = self.model.tracker is not None
-        self.figure.visible = tracked
-        self.status.object = "" if tracked else f"No KL curve: {self.model.opad_problem}."
+        self.figure.visible = info.opad_tracked
+        self.status.object = "" if info.opad_tracked else f"No KL curve: {info.opad_problem}."
+
+    def update(self, snapshot: Snapshot) -> None:
+        if snapshot.opad is not None:
+            self.draw(snapshot.opad)
 
     def draw(self, snapshot: OpadSnapshot) -> None:
         if len(snapshot.steps):

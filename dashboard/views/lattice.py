@@ -1,26 +1,32 @@
 """The lattice view: the current state of one chain drawn as an image.
 
 2-D lattices are drawn as the lattice, a 3-D lattice as one slice (slider),
-other targets as a near-square grid of their bits (row-major). For the
-segmentation target the ground-truth object and the noisy observation are
-drawn beside it. The running mean of the chain's states (its marginals) can be
-shown too. Bokeh image sources are replaced in place at each flush, which
-costs a few milliseconds (see ``shared/notes/panel-live-streaming.md``).
+other targets as a near-square grid of their bits (row-major; see
+``model.images``). For the segmentation target the ground-truth object and
+the noisy observation are drawn beside it. The running mean of the chain's
+states (its marginals) can be shown too. The worker draws the chain, slice
+and mean asked for here (``RunClient.show``) into each snapshot's images;
+Bokeh image sources are replaced in place, which costs a few milliseconds
+(see ``shared/notes/panel-live-streaming.md``).
+
+Slow motion (intracluster moves): the button asks the worker for one move
+(``RunClient.replay_move``) and the view plays the ``MoveReplay`` it sends,
+flip by flip, first-walk flips outlined red and second-walk flips blue.
 """
 
 from __future__ import annotations
 
-import math
 import time
 
 import numpy as np
 import panel as pn
-import param
 from bokeh.models import ColumnDataSource, LinearColorMapper
 from bokeh.plotting import figure
 
+from ..model.images import as_image, grid_shape
 from ..model.move_replay import MoveReplay
-from ..model.run_model import RunModel
+from ..model.snapshot import Display, RunInfo, Snapshot
+from .base import LiveView
 
 STATE_COLOURS = ["#2b2d42", "#f4d35e"]  # 0 (background / spin down), 1 (object / spin up)
 WALK_COLOURS = ("#e63946", "#00b4d8")  # bits flipped by a move's first and second walk
@@ -30,32 +36,8 @@ MEAN_PALETTE = "Viridis256"
 OBSERVATION_PALETTE = "Greys256"
 
 
-def grid_shape(target) -> tuple[int, int]:
-    """The 2-D image shape a state is drawn in."""
-    shape = target.image_shape
-    if shape is not None and len(shape) >= 2:
-        return tuple(shape[-2:])
-    cols = math.ceil(math.sqrt(target.dim))
-    return math.ceil(target.dim / cols), cols
-
-
-def as_image(vector: np.ndarray, target, depth: int = 0) -> np.ndarray:
-    """A state (or mean state) as a 2-D float image; padding cells are NaN; a 3-D lattice gives slice ``depth``."""
-    shape = target.image_shape
-    if shape is not None and len(shape) == 3:
-        return vector.reshape(shape)[depth].astype(float)
-    rows, cols = grid_shape(target)
-    image = np.full(rows * cols, np.nan)
-    image[: vector.size] = vector
-    return image.reshape(rows, cols)
-
-
 class ImagePanel:
-    """One titled image figure whose shape can change without replacing Bokeh models.
-
-    Figures are built once per session and reconfigured on every new run, so
-    that the browser's document does not accumulate discarded models.
-    """
+    """One titled image figure whose shape can change without replacing Bokeh models."""
 
     SIDE = 260  # pixels of the longer side of the lattice
     TITLE_HEIGHT, BORDER = 28, 4
@@ -89,10 +71,10 @@ class ImagePanel:
         self.source.data = {"image": [image]}
 
 
-class LatticeView(pn.viewable.Viewer):
+class LatticeView(LiveView):
     """Current state (and optionally running mean) of a chosen chain, plus segmentation inputs."""
 
-    model = param.ClassSelector(class_=RunModel)
+    title = "Lattice"
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -107,7 +89,7 @@ class LatticeView(pn.viewable.Viewer):
         self.slow_motion = pn.widgets.Button(label="Slow-motion move", color="primary", width=150,
                                              description="Pause, make one move of the chain shown and play it "
                                                          "flip by flip: first walk red, second walk blue.")
-        self.slow_motion.on_click(self._start_replay)
+        self.slow_motion.on_click(lambda event: self.client.replay_move(self.chain.value or 0))
         self.replay_status = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["replay-status"])
         self._replay: MoveReplay | None = None
         self._frame = 0
@@ -118,39 +100,35 @@ class LatticeView(pn.viewable.Viewer):
         self._figures = pn.FlexBox(sizing_mode="stretch_width")
         self._layout = pn.Column(pn.Row(self.chain, self.depth, self.show_mean, self.slow_motion),
                                  self.replay_status, self._figures, sizing_mode="stretch_width")
-        self._last_states = None
-        self._last_mean = None
-        self.chain.param.watch(self._redraw_held, "value")
-        self.depth.param.watch(self._redraw_held, "value")
-        self.show_mean.param.watch(self._on_mean_toggle, "value")
-        self.model.param.watch(self._reconfigure, "config")
-        self._reconfigure()
+        self._info: RunInfo | None = None
+        self._last_image: np.ndarray | None = None
+        self._has_inputs = False
+        for widget in (self.chain, self.depth, self.show_mean):
+            widget.param.watch(self._on_display, "value")
+        self.client.param.watch(self._on_replay, "replay")
 
-    def _reconfigure(self, *events) -> None:
-        """Fit the figures to the current target's shape and show its inputs, if any."""
-        target = self.model.target
-        shape = grid_shape(target)
-        self.chain.end = self.model.sampler.n_chains - 1
+    def reconfigure(self, info: RunInfo) -> None:
+        """Fit the figures to the run's state shape and show its inputs, if any."""
+        self._info = info
+        shape = grid_shape(info.image_shape, info.dim)
+        self.chain.end = info.n_chains - 1
         self.chain.value = min(self.chain.value, self.chain.end)
-        is_3d = target.image_shape is not None and len(target.image_shape) == 3
+        is_3d = info.image_shape is not None and len(info.image_shape) == 3
         self.depth.visible = is_3d
         if is_3d:
-            self.depth.end = target.image_shape[0] - 1
+            self.depth.end = info.image_shape[0] - 1
             self.depth.value = min(self.depth.value, self.depth.end)
         for panel in (self._state, self._mean, self._truth, self._observation):
             panel.configure(shape)
-        self._has_inputs = hasattr(target, "ground_truth")
+        self._has_inputs = bool(info.inputs)
         if self._has_inputs:
-            spread = float(np.abs(target.observation).max())
+            spread = float(np.abs(info.inputs["observation"]).max())
             self._observation.mapper.update(low=-spread, high=spread)
-            self._truth.show((target.ground_truth > 0).astype(float))
-            self._observation.show(target.observation)
+            self._truth.show(info.inputs["ground_truth"])
+            self._observation.show(info.inputs["observation"])
         self._arrange()
-        self._last_states = None
-        self._last_mean = None
-        self.slow_motion.visible = self.model.replays_moves
+        self.slow_motion.visible = info.capabilities.replays_moves
         self._stop_replay()
-        self._redraw()
 
     def _arrange(self) -> None:
         """The state, the running mean if asked for, then the target's inputs (segmentation)."""
@@ -158,21 +136,17 @@ class LatticeView(pn.viewable.Viewer):
         shown += [self._truth, self._observation] if self._has_inputs else []
         self._figures[:] = [panel.pane for panel in shown]
 
-    def _on_mean_toggle(self, event) -> None:
-        with pn.io.hold():
+    def _on_display(self, *events) -> None:
+        """A widget changed what to draw: tell the worker (its next snapshot draws it)."""
+        with pn.io.hold():  # widget callbacks may run without the document lock
             self._arrange()
-            self._redraw()
+        self.client.show(Display(chain=max(0, self.chain.value or 0), depth=self.depth.value,
+                                 mean=self.show_mean.value))
 
     # -- slow motion ------------------------------------------------------------------------------
-    def _start_replay(self, event=None) -> None:
-        try:
-            replay = self.model.replay_next_move(min(self.chain.value or 0, self.model.sampler.n_chains - 1))
-        except (ValueError, RuntimeError) as error:
-            self.model.error = str(error)
-            return
-        self._replay, self._frame, self._frame_shown_at = replay, 0, -np.inf
-        with pn.io.hold():
-            self._advance_replay()
+    def _on_replay(self, event) -> None:
+        if event.new is not None:
+            self._replay, self._frame, self._frame_shown_at = event.new, 0, -np.inf
 
     def _stop_replay(self) -> None:
         self._replay = None
@@ -186,14 +160,15 @@ class LatticeView(pn.viewable.Viewer):
             return
         if self._frame >= len(self._replay):
             self._stop_replay()
-            self._redraw()
+            if self._last_image is not None:
+                self._state.show(self._last_image)
             return
         frame = self._replay.frame(self._frame)
         self._frame += 1
         self._frame_shown_at = now
-        target = self.model.target
-        self._state.show(as_image(frame.state, target, self.depth.value))
-        rows, cols = grid_shape(target)
+        shape = self._info.image_shape
+        self._state.show(as_image(frame.state, shape, self.depth.value))
+        rows, cols = grid_shape(shape, self._info.dim)
         xs, ys, colors = [], [], []
         for sites, color in zip((frame.first_walk, frame.second_walk), WALK_COLOURS):
             flat = sites % (rows * cols)  # a 3-D lattice: the bit's position within its slice
@@ -203,29 +178,19 @@ class LatticeView(pn.viewable.Viewer):
         self.walk_source.data = {"x": xs, "y": ys, "color": colors}
         self.replay_status.object = frame.text
 
-    def update(self, drained) -> None:
-        """Draw the newest states from a ``Drained`` buffer read (or the next frame of a slow-motion move)."""
+    def tick(self) -> None:
+        """At every flush: the next frame of a slow-motion move, when one is playing."""
         if self._replay is not None:
             self._advance_replay()
-            return
-        if drained.states is None:
-            return
-        self._last_states, self._last_mean = drained.states, drained.mean_states
-        self._redraw()
 
-    def _redraw_held(self, *events) -> None:
-        """Redraw from a widget callback, which may run without the document lock."""
-        with pn.io.hold():
-            self._redraw()
-
-    def _redraw(self, *events) -> None:
-        if self._last_states is None:
-            self._last_states = self.model.buffer.latest_states()
-        chain = min(self.chain.value or 0, self._last_states.shape[0] - 1)
-        target = self.model.target
-        self._state.show(as_image(self._last_states[chain], target, self.depth.value))
-        if self.show_mean.value and self._last_mean is not None:
-            self._mean.show(as_image(self._last_mean[chain], target, self.depth.value))
+    def update(self, snapshot: Snapshot) -> None:
+        """Draw the snapshot's images (the state waits while a slow-motion move plays)."""
+        if snapshot.image is not None:
+            self._last_image = snapshot.image
+            if self._replay is None:
+                self._state.show(snapshot.image)
+        if snapshot.mean_image is not None and self.show_mean.value:
+            self._mean.show(snapshot.mean_image)
 
     def __panel__(self):
         return self._layout

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 import panel as pn
-import param
 from bokeh.models import ColumnDataSource
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
-from ..model.run_model import RunModel
+from ..model.snapshot import RunInfo, Snapshot
 from ..model.statistics import LABELS
+from .base import LiveView
 
 MAX_LINES = 10
 X_AXES = {"steps": "step", "target evaluations": "n_evals"}
@@ -32,7 +32,7 @@ def history_columns(history: dict, n_lines: int) -> dict:
     return columns
 
 
-class TraceView(pn.viewable.Viewer):
+class TraceView(LiveView):
     """log p̃ and statistic traces of every chain against steps or evaluations.
 
     The two figures and their ``MAX_LINES`` lines are built once per session; a
@@ -40,7 +40,7 @@ class TraceView(pn.viewable.Viewer):
     so the browser's document does not accumulate discarded models.
     """
 
-    model = param.ClassSelector(class_=RunModel)
+    title = "Traces"
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -54,8 +54,7 @@ class TraceView(pn.viewable.Viewer):
         statistic_pane = pn.pane.Bokeh(self._statistic_figure, sizing_mode="stretch_width")
         self._layout = pn.Column(self.x_axis, pn.pane.Bokeh(self._log_prob_figure, sizing_mode="stretch_width"),
                                  statistic_pane, sizing_mode="stretch_width")
-        self.model.param.watch(self._reconfigure, "config")
-        self._reconfigure()
+        self._n_lines = 0
 
     @staticmethod
     def _empty_columns(n_lines: int) -> dict:
@@ -72,14 +71,14 @@ class TraceView(pn.viewable.Viewer):
         fig.toolbar.logo = None
         return fig
 
-    def _reconfigure(self, *events) -> None:
-        """Empty the traces for a new run (the next drain delivers every point from step 0)."""
-        self._n_lines = min(self.model.sampler.n_chains, MAX_LINES)
+    def reconfigure(self, info: RunInfo) -> None:
+        """Empty the traces for a new run (its first snapshot delivers every point from step 0)."""
+        self._n_lines = min(info.n_chains, MAX_LINES)
         self.source.data = self._empty_columns(MAX_LINES)
         for fig in self._figures:
             for i, renderer in enumerate(fig.renderers):
                 renderer.visible = i < self._n_lines
-        statistic = self.model.config.statistic
+        statistic = info.statistic
         self._statistic_figure.yaxis.axis_label = LABELS[statistic]
         self._statistic_figure.visible = statistic != "log_prob"
 
@@ -91,12 +90,12 @@ class TraceView(pn.viewable.Viewer):
                 for renderer in fig.renderers:
                     renderer.glyph.x = field
 
-    def update(self, drained) -> None:
-        """Append (or, after decimation, replace) the history points of a ``Drained`` read."""
-        if drained.full_history is not None:
-            self.source.data = self._padded(drained.full_history)
-        elif drained.new_history is not None and len(drained.new_history["step"]):
-            self.source.stream(self._padded(drained.new_history))
+    def update(self, snapshot: Snapshot) -> None:
+        """Append (or, after decimation, replace) the snapshot's history points."""
+        if snapshot.full_history is not None:
+            self.source.data = self._padded(snapshot.full_history)
+        elif snapshot.new_history is not None and len(snapshot.new_history["step"]):
+            self.source.stream(self._padded(snapshot.new_history))
 
     def _padded(self, history: dict) -> dict:
         """Source columns for all ``MAX_LINES`` lines; lines beyond the run's chains stay NaN (hidden)."""

@@ -1,0 +1,30 @@
+"""What a sampler can do that a view may show: asked here, in one place, and nowhere else (model code)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """The optional abilities of a built sampler."""
+
+    learns_balancing: bool = False  # LSB / FLSB with a learned parametrisation: a learner and a log_g
+    has_balancing_function: bool = False  # a locally balanced proposal with a balancing function g
+    adapts_walks: bool = False  # intracluster moves tuning γ and the walk length
+    replays_moves: bool = False  # records its moves' walks (slow motion)
+    records_neighbours: bool = False  # hands every scored single-flip neighbour to OPAD+
+    parametrization: str = ""  # the learned g's parametrisation ('' when nothing is learned)
+
+    @classmethod
+    def of(cls, sampler) -> Capabilities:
+        learner = getattr(sampler, "learner", None)
+        adaptation_history = getattr(sampler, "adaptation_history", None)
+        return cls(
+            learns_balancing=learner is not None,
+            has_balancing_function=hasattr(sampler, "log_g"),
+            adapts_walks=adaptation_history is not None and adaptation_history() is not None,
+            replays_moves=hasattr(sampler, "last_walk"),
+            records_neighbours=bool(getattr(sampler, "record_neighbours", False)),
+            parametrization=sampler.parametrization if learner is not None else "",
+        )

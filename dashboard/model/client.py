@@ -1,0 +1,242 @@
+"""The session's side of a run: commands to its worker, snapshots back, and what the page shows of it.
+
+``RunClient`` is what the controls and the explorer talk to (model code, no
+Panel import). ``apply(config)`` checks the configuration against the
+server's budget before anything is allocated (``model.budget``), books its
+memory with the engine and sends it to the session's worker, which builds it
+and answers with a ``RunInfo`` (then ``info`` and ``config`` change) or with
+the reason it refused (then ``error`` says why, and the previous run goes
+on). ``start``, ``pause``, ``step``, ``reset``, ``set_speed``, ``freeze``,
+``show`` and ``replay`` are messages; nothing waits for the worker.
+``poll()`` — the explorer calls it from its periodic callback — takes what
+the worker sent and asks for the next snapshot (one in flight at most).
+
+A worker that dies (killed for memory, a crash) takes only its own run with
+it: ``error`` says why, and the next Start, Step or Reset starts a new
+worker with the last configuration that was built.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+import time
+
+import numpy as np
+import param
+
+from .budget import check
+from .config import RunConfig
+from .engine import Engine, ServerBusy, WorkerHandle
+from .snapshot import Display, RunInfo, Snapshot, Status
+
+_owners = itertools.count(1)
+
+
+def merged_history(history: dict | None, snapshot: Snapshot) -> dict | None:
+    """The whole decimated history after ``snapshot`` (bounded: decimation sends a full history)."""
+    if snapshot.full_history is not None:
+        return snapshot.full_history
+    if snapshot.new_history is None or history is None:
+        return history
+    return {key: np.concatenate([history[key], snapshot.new_history[key]]) for key in history}
+
+
+class RunClient(param.Parameterized):
+    """One session's run, seen from the server: configuration, status, errors, and the latest snapshots."""
+
+    config = param.ClassSelector(class_=RunConfig, doc="The configuration of the current run (as built).")
+    info = param.ClassSelector(class_=RunInfo, default=None, doc="What the current run is (None until built).")
+    status = param.ClassSelector(class_=Status, default=Status(), doc="Where the current run stands.")
+    error = param.String("", doc="Why the last request was refused or the run stopped ('' when all is well).")
+    building = param.Boolean(False, doc="A configuration was sent and the worker has not answered yet.")
+    frozen = param.Dict(default=None, allow_None=True,
+                        doc="Once adaptation stopped: the step and the sampler parameters of the frozen kernel.")
+    replay = param.Parameter(default=None, doc="The latest slow-motion move (a MoveReplay).")
+
+    def __init__(self, engine: Engine, config: RunConfig | None = None, **params):
+        super().__init__(**params)
+        self.engine = engine
+        self.owner = next(_owners)
+        self._handle: WorkerHandle | None = None
+        self._requests: dict[int, RunConfig] = {}
+        self._serial = itertools.count(1)
+        self._wanting = False
+        self._display = Display()
+        self.history: dict | None = None
+        self.apply(config or RunConfig())
+
+    @property
+    def requested(self) -> RunConfig:
+        """The configuration asked for last (built, or being built)."""
+        return self._requests[max(self._requests)] if self._requests else self.config or RunConfig()
+
+    # -- requests ------------------------------------------------------------------------------------------
+    def apply(self, config: RunConfig) -> bool:
+        """Ask for a fresh run of ``config``; False (and ``error`` says why) when it is refused at once."""
+        try:
+            estimate = check(config, self.engine.budget)
+            self.engine.reserve(self.owner, estimate.total)
+            request = next(self._serial)
+            self._requests[request] = config
+            self._send("configure", request, config, estimate.opad_particles)
+        except (ValueError, ServerBusy) as error:
+            self.error = str(error)
+            return False
+        self.building = True
+        return True
+
+    def reset(self) -> None:
+        """The current configuration again from its seed (the same run again)."""
+        if self.config is not None:
+            self.apply(self.config)
+
+    def start(self) -> None:
+        self._command("start")
+
+    def pause(self) -> None:
+        self._command("pause")
+
+    def step(self, n: int = 1) -> None:
+        """Take ``n`` more steps, then stop."""
+        self._command("step", int(n))
+
+    def set_speed(self, steps_per_second: float) -> None:
+        """Change the speed cap live (0 = as fast as possible); the run goes on."""
+        if self.config is not None:
+            self.config.steps_per_second = steps_per_second
+        self._command("speed", float(steps_per_second))
+
+    def freeze(self) -> None:
+        """Stop adapting now (learning g, tuning the walks): exact MCMC from here on."""
+        self._command("freeze")
+
+    def show(self, display: Display) -> None:
+        """Which chain (slice, running mean) the snapshots draw."""
+        self._display = display
+        self._command("display", display)
+
+    def replay_move(self, chain: int) -> None:
+        """Pause, make one move and send it frame by frame (arrives in ``replay``)."""
+        self._command("replay", int(chain))
+
+    def _command(self, *message) -> None:
+        try:
+            self._send(*message)
+        except ServerBusy as error:
+            self.error = str(error)
+
+    def _send(self, *message) -> None:
+        """Send to the worker, starting one (with the last built configuration) when there is none."""
+        if self._handle is None or not self._handle.alive:
+            self._handle, self._wanting = self.engine.launch(self.owner), False
+            if message[0] != "configure" and self.config is not None:
+                request = next(self._serial)
+                self._requests[request] = self.config
+                estimate = check(self.config, self.engine.budget)
+                self._handle.connection.send(("configure", request, self.config, estimate.opad_particles))
+                self.building = True
+            self._handle.connection.send(("display", self._display))
+        try:
+            self._handle.connection.send(message)
+        except (OSError, EOFError):
+            self._lost()
+
+    # -- answers ---------------------------------------------------------------------------------------------
+    def poll(self) -> list[Snapshot]:
+        """Take everything the worker sent (snapshots in order) and ask for the next snapshot."""
+        snapshots = []
+        handle = self._handle
+        if handle is None:
+            return snapshots
+        try:
+            while handle.connection.poll(0):
+                kind, *payload = handle.connection.recv()
+                snapshot = self._receive(kind, payload)
+                if kind == "info":
+                    snapshots.clear()  # views now show the new run; snapshots of the old one are void
+                if snapshot is not None:
+                    snapshots.append(snapshot)
+            if not handle.alive:
+                raise EOFError
+            if not self._wanting:
+                handle.connection.send(("want",))
+                self._wanting = True
+        except (EOFError, OSError):
+            self._lost()
+        return snapshots
+
+    def _receive(self, kind: str, payload: list) -> Snapshot | None:
+        if kind == "snapshot":
+            self._wanting = False
+            snapshot = payload[0]
+            if self.info is None or snapshot.run != self.info.run:
+                return None  # from a run that has been replaced
+            self.history = merged_history(self.history, snapshot)
+            if snapshot.frozen is not None:
+                self.frozen = snapshot.frozen
+            self.status = snapshot.status
+            return snapshot
+        if kind == "info":
+            info: RunInfo = payload[0]
+            config = self._requests.pop(info.request)
+            self._requests = {key: value for key, value in self._requests.items() if key > info.request}
+            self.history = None
+            self.param.update(config=config, info=info, frozen=None, error="", status=Status(),
+                              building=bool(self._requests))
+        elif kind == "refused":
+            message, request = payload
+            if request is not None:
+                self._requests.pop(request, None)
+                self.building = bool(self._requests)
+            self.error = message
+        elif kind == "failed":
+            self.error = f"The run stopped: {payload[0]}. Reset starts it again from its seed."
+            self.status = replace(self.status, phase="failed")
+        elif kind == "replay":
+            self.replay = payload[0]
+        return None
+
+    def _lost(self) -> None:
+        """The worker is gone: say why; the next command starts a new one with the last built configuration."""
+        handle, self._handle = self._handle, None
+        reason = handle.exit_reason if handle is not None else ""
+        if handle is not None:
+            handle.runner.join(1.0)
+            reason = handle.exit_reason or "the run's worker stopped"
+            handle.connection.close()
+        self._requests.clear()
+        self.building = False
+        self.status = replace(self.status, phase="failed")
+        self.error = (f"{reason[0].upper()}{reason[1:]}. Other sessions are not affected; Start, Step or Reset "
+                      f"starts this run again from its seed.")
+
+    # -- scripts and tests -------------------------------------------------------------------------------------
+    def wait_for(self, condition, timeout: float = 60.0, on_snapshot=None) -> bool:
+        """Poll until ``condition(self)`` holds (True) or ``timeout`` seconds pass (False)."""
+        end = time.monotonic() + timeout
+        while True:
+            for snapshot in self.poll():
+                if on_snapshot is not None:
+                    on_snapshot(snapshot)
+            if condition(self):
+                return True
+            if time.monotonic() > end:
+                return False
+            time.sleep(0.01)
+
+    def run_steps(self, n: int, timeout: float = 60.0) -> bool:
+        """Take ``n`` steps from where the run stands and wait until they are reported."""
+        self.wait_for(lambda client: client.info is not None and not client.building, timeout)
+        target = self.status.n_steps + n
+        self.step(n)
+        return self.wait_for(lambda client: client.status.n_steps >= target, timeout)
+
+    @property
+    def worker_alive(self) -> bool:
+        return self._handle is not None and self._handle.alive
+
+    def close(self) -> None:
+        """Stop the worker and free this session's booking (idempotent)."""
+        self._handle = None
+        self.engine.release(self.owner)

@@ -1,0 +1,314 @@
+"""One run inside a worker: target, sampler, comparison sampler, OPAD tracker and traces (model code).
+
+``RunSession`` is built from a ``RunConfig`` and driven by the worker's
+loop (``dashboard.model.worker``): ``start``, ``pause``, ``step(n)`` and
+``set_speed`` change what it wants to do, ``advance()`` runs one chunk of
+steps (at most ``CHUNK_SECONDS`` or ``CHUNK_STEPS``) when it is ``busy``, and
+``snapshot(display)`` packs what changed since the previous snapshot into an
+immutable ``Snapshot``. Nothing here is shared with another thread: the
+sampler, its target and every cache live in the worker alone, and what
+leaves it is a copy.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from samplers.diagnostics import ess, rhat
+
+from .buffer import TraceBuffer, chunk_of, trace_row
+from .capabilities import Capabilities
+from .comparison import CompanionRun, compare
+from .config import RunConfig
+from .images import as_image
+from .move_replay import MoveReplay
+from .opad_tracker import OpadTracker, tracking_problem
+from .snapshot import (AdaptationState, BvsInfo, DagInfo, Display, LearningState, RunInfo, Snapshot,
+                       Status)
+from .statistics import available_statistics
+
+#: Longest chunk of steps between two looks at the worker's commands (seconds), and most steps in it.
+CHUNK_SECONDS = 0.02
+CHUNK_STEPS = 256
+#: log t grid on which a sampler's balancing function g is sent to the balancing view.
+LOG_T = np.linspace(np.log(1e-3), np.log(1e3), 241)
+#: Least time between two refreshes of the slower parts of a snapshot (seconds).
+DIAGNOSTICS_SECONDS = 1.0
+LEARNING_SECONDS = 0.5
+OPAD_SECONDS = 0.5
+COMPARISON_SECONDS = 1.0
+
+
+def diagnostics(buffer: TraceBuffer) -> dict:
+    """Mixing diagnostics of the traced statistic over the recent window (full resolution).
+
+    ESS and R̂ are the rank-normalised estimators of Vehtari et al. (2021)
+    over all chains; per-evaluation and per-second rates divide by the
+    evaluations and sampling time spent inside the window.
+    """
+    recent = buffer.recent()
+    n = len(recent["step"])
+    result = {"window (steps)": n, "acceptance": float("nan"), "ESS": float("nan"), "R-hat": float("nan"),
+              "ESS per 1000 evaluations": float("nan"), "ESS per second": float("nan")}
+    if n < 8:
+        return result
+    draws = recent["statistic"].T
+    value = ess(draws)
+    evals = recent["n_evals"][-1] - recent["n_evals"][0]
+    seconds = recent["seconds"][-1] - recent["seconds"][0]
+    result.update({
+        "acceptance": float(recent["accepted"][1:].sum() / ((n - 1) * buffer.n_chains)),
+        "ESS": value,
+        "R-hat": rhat(draws) if buffer.n_chains > 1 else float("nan"),
+        "ESS per 1000 evaluations": 1000 * value / evals if evals else float("nan"),
+        "ESS per second": value / seconds if seconds > 0 else float("nan"),
+    })
+    return result
+
+
+class _Every:
+    """True at most once every ``seconds`` (and at once after ``reset``)."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self._last = -np.inf
+
+    def reset(self) -> None:
+        self._last = -np.inf
+
+    def due(self) -> bool:
+        now = time.perf_counter()
+        if now - self._last < self.seconds:
+            return False
+        self._last = now
+        return True
+
+
+class RunSession:
+    """A configured run: the sampler and everything fed from it, advanced chunk by chunk."""
+
+    def __init__(self, config: RunConfig, run: int, request: int, max_particles: int):
+        self.config = config
+        self.run = run
+        self.request = request
+        target, sampler = config.build()
+        self.target, self.sampler = target, sampler
+        self.capabilities = Capabilities.of(sampler)
+        self._statistic = available_statistics(target)[config.statistic]
+        self.buffer = TraceBuffer(sampler.n_chains)
+        self.opad_problem = tracking_problem(target) if config.opad else "OPAD tracking is off for this run"
+        self.tracker = None if self.opad_problem else OpadTracker(
+            target, scored_neighbours=config.opad_neighbours, support=getattr(sampler, "in_support", None),
+            max_particles=max_particles)
+        companion = config.build_companion(target)
+        self.companion = None if companion is None else CompanionRun(companion, self._statistic)
+        self.running = False
+        self.failed = ""
+        self._pending_steps = 0
+        self._active_seconds = 0.0
+        self._pace_origin = None
+        self._rate_reference = (0, time.perf_counter())
+        self._steps_per_second = 0.0
+        self._sent_opad = None
+        self._sent_learning = None
+        # the step at which each rate-limited part that applies to this run was last sent
+        self._sent_at = {"diagnostics": -1}
+        if self.capabilities.learns_balancing or self.capabilities.adapts_walks:
+            self._sent_at["adaptive"] = -1
+        if self.companion is not None:
+            self._sent_at["comparison"] = -1
+        self._diagnostics_due = _Every(DIAGNOSTICS_SECONDS)
+        self._learning_due = _Every(LEARNING_SECONDS)
+        self._opad_due = _Every(OPAD_SECONDS)
+        self._comparison_due = _Every(COMPARISON_SECONDS)
+        self.buffer.push(chunk_of([self._row()]), sampler.states)
+
+    # -- what the views are told once ----------------------------------------------------------
+    def info(self) -> RunInfo:
+        target = self.target
+        inputs = {}
+        if hasattr(target, "ground_truth"):
+            inputs = {"ground_truth": (target.ground_truth > 0).astype(np.float32),
+                      "observation": np.asarray(target.observation, dtype=np.float32)}
+        bvs = dag = None
+        if target.registry_name == "bvs":
+            bvs = BvsInfo(tuple(target.predictor_names), target.true_inclusion)
+        if target.registry_name == "dag":
+            dag = DagInfo(tuple(target.node_names), np.asarray(target.edge_pairs), target.true_adjacency)
+        return RunInfo(run=self.run, request=self.request, sampler=self.config.sampler, target_name=target.registry_name,
+                       dim=target.dim, n_chains=self.sampler.n_chains, image_shape=target.image_shape,
+                       capabilities=self.capabilities, statistic=self.config.statistic,
+                       opad_problem=self.opad_problem, companion=self.config.compare_sampler, inputs=inputs,
+                       bvs=bvs, dag=dag, log_g=self._log_g() if self.capabilities.has_balancing_function else None)
+
+    def _log_g(self) -> np.ndarray:
+        return np.asarray(self.sampler.log_g(LOG_T), dtype=np.float64)
+
+    # -- control --------------------------------------------------------------------------------------
+    @property
+    def busy(self) -> bool:
+        """Whether there are steps to take now (running, or single steps pending) and the run has not failed."""
+        return not self.failed and (self.running or self._pending_steps > 0)
+
+    def start(self) -> None:
+        self.running = True
+        self._pace_origin = None
+
+    def pause(self) -> None:
+        self.running = False
+        self._pending_steps = 0
+
+    def step(self, n: int = 1) -> None:
+        """Take ``n`` more steps, then stop."""
+        self._pending_steps += max(0, int(n))
+
+    def set_speed(self, steps_per_second: float) -> None:
+        """Change the speed cap (0 = as fast as possible); the run goes on."""
+        self.config.steps_per_second = steps_per_second
+        self._pace_origin = None
+
+    def freeze(self) -> None:
+        """Stop adapting (learning g, or tuning the walks) now: the chain is exact MCMC from here on."""
+        if hasattr(self.sampler, "freeze"):
+            self.sampler.freeze()
+            if "adaptive" in self._sent_at:
+                self._sent_at["adaptive"] = -1  # the next snapshot shows the freeze
+
+    def pace_wait(self) -> float:
+        """Seconds to wait before the next step to respect the speed cap (0 if none)."""
+        cap = self.config.steps_per_second
+        if not cap or self._pace_origin is None or not self.running:
+            return 0.0
+        origin_time, origin_steps = self._pace_origin
+        return origin_time + (self.sampler.n_steps - origin_steps) / cap - time.perf_counter()
+
+    # -- stepping -------------------------------------------------------------------------------------
+    def _row(self) -> tuple:
+        return trace_row(self.sampler, self._active_seconds, self._statistic)
+
+    def advance(self) -> None:
+        """Run steps for up to one chunk and push them to the buffer (and the companion for as long)."""
+        chunk_start = last = time.perf_counter()
+        if self._pace_origin is None:
+            self._pace_origin = (chunk_start, self.sampler.n_steps)
+        rows = []
+        spent = 0.0  # seconds inside the sampler's steps this chunk
+        while len(rows) < CHUNK_STEPS and last - chunk_start < CHUNK_SECONDS:
+            if not self.running:
+                if self._pending_steps == 0:
+                    break
+                self._pending_steps -= 1
+            elif self.pace_wait() > 0:
+                break
+            started = time.perf_counter()
+            record = self.sampler.step(record=self.tracker is not None)
+            stepped = time.perf_counter() - started
+            self._active_seconds += stepped
+            spent += stepped
+            if record is not None:
+                self.tracker.update(record)
+                self.tracker.checkpoint(self.sampler.n_steps)
+            last = time.perf_counter()
+            rows.append(self._row())
+        if rows:
+            self.buffer.push(chunk_of(rows), self.sampler.states)
+            if self.tracker is not None:
+                self.tracker.publish(self.sampler.n_steps)
+        if self.companion is not None and spent > 0:
+            self.companion.advance(spent)
+
+    def replay_next_move(self, chain: int) -> MoveReplay:
+        """Pause, take one step and return ``chain``'s move frame by frame (intracluster moves)."""
+        if not self.capabilities.replays_moves:
+            raise ValueError(f"{self.config.sampler} does not record its moves' walks")
+        self.pause()
+        chain = min(max(0, chain), self.sampler.n_chains - 1)
+        start = self.sampler.states[chain].copy()
+        self.step(1)
+        while self.busy:
+            self.advance()
+        return MoveReplay.from_sampler(start, self.sampler, chain)
+
+    # -- snapshots ------------------------------------------------------------------------------------
+    def status(self) -> Status:
+        drained_steps = self.sampler.n_steps
+        now = time.perf_counter()
+        previous_steps, previous_time = self._rate_reference
+        if now - previous_time >= 0.5:
+            rate = (drained_steps - previous_steps) / (now - previous_time) if self.running else 0.0
+            self._rate_reference = (drained_steps, now)
+            self._steps_per_second = max(rate, 0.0)
+        phase = "failed" if self.failed else "running" if self.running else "paused"
+        return Status(phase=phase, n_steps=drained_steps, n_evals=self.sampler.n_evals,
+                      seconds=self._active_seconds, steps_per_second=self._steps_per_second,
+                      acceptance=self.buffer.recent_acceptance())
+
+    def snapshot(self, display: Display, everything: bool = False) -> Snapshot:
+        """What changed since the previous snapshot (``everything``: a first snapshot for fresh views)."""
+        drained = self.buffer.drain()
+        if everything:
+            drained.full_history, drained.new_history, drained.fresh_states = self.buffer.history(), None, True
+        parts = {}
+        if drained.fresh_states:
+            chain = min(display.chain, self.sampler.n_chains - 1)
+            states = self.buffer.latest_states()
+            parts["image"] = as_image(states[chain], self.target.image_shape, display.depth)
+            if display.mean:
+                parts["mean_image"] = as_image(self.buffer.mean_state(chain), self.target.image_shape,
+                                               display.depth)
+            if self.target.registry_name == "dag":
+                parts["adjacency"] = self.target.adjacency(states[chain:chain + 1])[0]
+        if self._slow_part_due("diagnostics", self._diagnostics_due, everything):
+            parts["diagnostics"] = diagnostics(self.buffer)
+        if self.tracker is not None and self.tracker.snapshot is not self._sent_opad and (
+                everything or self._opad_due.due()):
+            parts["opad"] = self._sent_opad = self.tracker.snapshot
+        if "adaptive" in self._sent_at and self._slow_part_due("adaptive", self._learning_due, everything):
+            parts.update(self._adaptive_parts(everything))
+        if self.companion is not None and self._slow_part_due("comparison", self._comparison_due, everything):
+            parts["comparison"] = compare((self.config.sampler, self.config.compare_sampler),
+                                          (self.buffer, self.companion.buffer))
+        return Snapshot(run=self.run, status=self.status(), new_history=drained.new_history,
+                        full_history=drained.full_history, **parts)
+
+    def _slow_part_due(self, part: str, every: _Every, everything: bool) -> bool:
+        """Whether a rate-limited part is sent now: it changed since it was last sent, and its time has come."""
+        step = self.sampler.n_steps
+        if not everything and (self._sent_at[part] == step or not every.due()):
+            return False
+        self._sent_at[part] = step
+        return True
+
+    @property
+    def unsent(self) -> bool:
+        """Whether a rate-limited part has changed since it was last sent (a later snapshot will carry it)."""
+        step = self.sampler.n_steps
+        return (any(sent != step for sent in self._sent_at.values())
+                or (self.tracker is not None and self.tracker.snapshot is not self._sent_opad))
+
+    def _adaptive_parts(self, everything: bool) -> dict:
+        """Learning / adaptation state when it changed, and the frozen kernel's parameters once frozen."""
+        sampler, parts = self.sampler, {}
+        if self.capabilities.learns_balancing:
+            learner = sampler.learner
+            history = learner.history.snapshot()
+            mark = (len(history["step"]), history["step"][-1] if len(history["step"]) else -1, sampler.frozen_at)
+            if everything or mark != self._sent_learning:
+                self._sent_learning = mark
+                parts["learning"] = LearningState(
+                    history=history, log_g=self._log_g(),
+                    adapting=sampler.learning, frozen_at=sampler.frozen_at, burn_in=sampler.burn_in,
+                    keep_adapting=sampler.keep_adapting, skipped=learner.skipped,
+                    parametrization=sampler.parametrization, step=sampler.n_steps)
+        if self.capabilities.adapts_walks:
+            history = sampler.adaptation_history()
+            mark = (len(history["step"]), sampler.frozen_at)
+            if everything or mark != self._sent_learning:
+                self._sent_learning = mark
+                parts["adaptation"] = AdaptationState(
+                    history=history, adapting=sampler.adapting, frozen_at=sampler.frozen_at,
+                    burn_in=sampler.burn_in, gamma=float(sampler.gamma), walk_length=sampler.walk_length,
+                    target_acceptance=sampler.target_acceptance, step=sampler.n_steps)
+        return parts

@@ -1,0 +1,145 @@
+"""What a run sends to the views: one ``RunInfo`` per run and immutable ``Snapshot``s as it goes.
+
+A worker (``dashboard.model.worker``) owns the target and the sampler; the
+views never see either. When a run is (re)built the worker sends a
+``RunInfo`` — everything about the run that does not change while it runs
+(shape of the states, the target's inputs and labels, what the sampler can
+do). While it runs it answers each request of the client with one
+``Snapshot``: the trace rows added since the previous one, the chain shown as
+an image, and, when they changed, the slower parts (diagnostics, learning,
+adaptation, OPAD, the comparison run). ``None`` means "unchanged": a view
+keeps what it drew. Model code: no Panel import.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .capabilities import Capabilities
+from .opad_tracker import OpadSnapshot
+
+
+@dataclass(frozen=True)
+class BvsInfo:
+    """Labels of a variable-selection target: predictor names and the generating model γ* (synthetic data)."""
+
+    predictor_names: tuple[str, ...]
+    true_inclusion: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class DagInfo:
+    """Labels of a structure-learning target: node names, the bit ↔ edge map and the generating graph."""
+
+    node_names: tuple[str, ...]
+    edge_pairs: np.ndarray  # (n(n−1), 2): bit k is the edge edge_pairs[k, 0] → edge_pairs[k, 1]
+    true_adjacency: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A run as built: its configuration and what the views need to know about its target and sampler."""
+
+    run: int  # serial number of the run in its worker (a reset is a new run)
+    request: int  # the client's number of the ``configure`` request that built it
+    sampler: str
+    target_name: str
+    dim: int
+    n_chains: int
+    image_shape: tuple[int, ...] | None
+    capabilities: Capabilities
+    statistic: str
+    opad_problem: str  # why OPAD is not tracked ('' when it is)
+    companion: str = ""  # the comparison sampler's name ('' for none)
+    log_g: np.ndarray | None = None  # the balancing function on ``session.LOG_T`` as built (locally balanced)
+    inputs: dict = field(default_factory=dict)  # segmentation: "ground_truth" and "observation" images
+    bvs: BvsInfo | None = None
+    dag: DagInfo | None = None
+
+    @property
+    def opad_tracked(self) -> bool:
+        return not self.opad_problem
+
+
+@dataclass(frozen=True)
+class Display:
+    """What the views show of the chains: which chain, which slice of a 3-D lattice, the running mean or not."""
+
+    chain: int = 0
+    depth: int = 0
+    mean: bool = False
+
+
+@dataclass(frozen=True)
+class Status:
+    """Where a run stands."""
+
+    phase: str = "paused"  # "paused", "running" or "failed"
+    n_steps: int = 0
+    n_evals: int = 0
+    seconds: float = 0.0  # time spent inside the sampler's steps
+    steps_per_second: float = 0.0
+    acceptance: float = float("nan")  # over the recent window
+
+    @property
+    def running(self) -> bool:
+        return self.phase == "running"
+
+
+@dataclass(frozen=True)
+class LearningState:
+    """A sampler that learns its balancing function (LSB, FLSB), as the balancing view draws it."""
+
+    history: dict  # step, loss, eta (and LSB1's w_*) arrays
+    log_g: np.ndarray  # log g(t) of the current function on ``balancing.LOG_T``
+    adapting: bool
+    frozen_at: int | None
+    burn_in: int
+    keep_adapting: bool
+    skipped: int
+    parametrization: str
+    step: int
+
+
+@dataclass(frozen=True)
+class AdaptationState:
+    """An intracluster sampler tuning its walks (γ, walk length), as the adaptation view draws it."""
+
+    history: dict  # step, gamma, walk_length, acceptance arrays
+    adapting: bool
+    frozen_at: int | None
+    burn_in: int
+    gamma: float
+    walk_length: object
+    target_acceptance: float
+    step: int
+
+
+@dataclass(frozen=True)
+class ComparisonState:
+    """The run's sampler and its comparison sampler at equal compute time (see ``model.comparison``)."""
+
+    energy: tuple[dict, dict]  # per sampler: "seconds" and chain 0's "energy"
+    acf: tuple[dict, dict]  # per sampler: "lag" (compute seconds) and "acf"
+    lines: tuple[str, ...]  # one line of text per sampler, then the ratio when resolved
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One update of a run for the views; ``None`` fields are unchanged since the previous snapshot."""
+
+    run: int
+    status: Status
+    new_history: dict | None = None  # history rows added since the previous snapshot
+    full_history: dict | None = None  # the whole (decimated) history, when decimation rewrote it
+    image: np.ndarray | None = None  # the chain shown (``Display``) as a 2-D image
+    mean_image: np.ndarray | None = None  # its running mean, when asked for
+    adjacency: np.ndarray | None = None  # structure learning: the shown chain's DAG
+    diagnostics: dict | None = None
+    learning: LearningState | None = None
+    adaptation: AdaptationState | None = None
+    opad: OpadSnapshot | None = None
+    comparison: ComparisonState | None = None
+    frozen: dict | None = None  # once adaptation stopped: {"at_step": n, "sampler_params": {...}}

@@ -1,0 +1,43 @@
+"""The one base of every live view: what it applies to, a new run, and an update from a snapshot.
+
+A live view draws a run from what its worker sends and nothing else: the
+``RunInfo`` of each new run (``reconfigure``) and the stream of immutable
+``Snapshot``s (``update``), whose ``None`` fields mean "unchanged". It never
+sees a sampler or a target. Actions (freeze, slow motion, the chain shown)
+go to the session's ``RunClient`` as messages. The explorer keeps the list of
+views, shows each one's card only when it ``applies`` to the run, and calls
+``update`` inside ``pn.io.hold()`` at every flush. Bokeh figures are built
+once per session and only their ``ColumnDataSource``s change, so the
+browser's document never accumulates discarded models.
+"""
+
+from __future__ import annotations
+
+import panel as pn
+import param
+
+from ..model.client import RunClient
+from ..model.snapshot import RunInfo, Snapshot
+
+
+class LiveView(pn.viewable.Viewer):
+    """A view of the session's run, fed by ``reconfigure(info)`` and ``update(snapshot)``."""
+
+    client = param.ClassSelector(class_=RunClient, doc="The session's run: where the view's actions go.")
+    #: Title of the card the explorer puts the view in.
+    title = ""
+
+    def applies(self, info: RunInfo) -> bool:
+        """Whether the view means anything for this run (its card is hidden otherwise)."""
+        return True
+
+    def reconfigure(self, info: RunInfo) -> None:
+        """Clear and fit the figures to a new run."""
+        raise TypeError(f"{type(self).__name__} must implement reconfigure")
+
+    def update(self, snapshot: Snapshot) -> None:
+        """Draw what the snapshot brings (its ``None`` fields are unchanged)."""
+        raise TypeError(f"{type(self).__name__} must implement update")
+
+    def tick(self) -> None:
+        """Called at every flush, snapshot or not (animations); nothing by default."""
