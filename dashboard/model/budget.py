@@ -10,6 +10,8 @@ parameters alone:
   states, flip-ratio caches, sum-trees, learning state);
 * the traces (``TraceBuffer.estimated_bytes``: history, recent window, latest
   states and their running mean);
+* the scratch of scoring all d neighbours of every chain at once on a black
+  box (n·d states of d bytes);
 * OPAD's exact KL (targets with d ≤ 24): the enumeration of all 2^d states
   and the particle store, whose capacity is cut to what the budget leaves
   (never more than 2^d or ``MAX_PARTICLES`` distinct states).
@@ -28,7 +30,9 @@ from dataclasses import dataclass, field
 
 import samplers
 import targets
-from targets.base import MAX_ENUMERATE_DIM
+from samplers.intracluster import Intracluster
+from samplers.locally_balanced import LocallyBalanced
+from targets.base import MAX_ENUMERATE_DIM, Target
 
 from .buffer import TraceBuffer
 from .config import RunConfig
@@ -82,6 +86,20 @@ def _enumeration_bytes(dim: int) -> int:
     return 2**dim * (dim + 3 * 8 + 8)
 
 
+def _neighbourhood_bytes(config: RunConfig, n_chains: int, dim: int) -> int:
+    """Scratch of scoring every single-flip neighbour at once on a target without local ratios (a black box).
+
+    Locally balanced samplers (and LSB) and intracluster moves score all d
+    neighbours of each chain; a target that keeps the generic
+    ``Target._delta_log_prob`` materialises those n·d states (d bytes each)
+    and their log p̃ to do it.
+    """
+    names = [config.sampler] + ([config.compare_sampler] if config.compare_sampler else [])
+    scores_all = any(issubclass(samplers.sampler_class(name), (LocallyBalanced, Intracluster)) for name in names)
+    generic = targets.target_class(config.target)._delta_log_prob is Target._delta_log_prob
+    return n_chains * dim * (dim + 16) if scores_all and generic else 0
+
+
 def estimate(config: RunConfig, budget: Budget) -> Estimate:
     """What ``config`` will hold once built and running, from its parameters alone."""
     size = targets.target_class(config.target).estimate_size(config.target_params)
@@ -92,6 +110,7 @@ def estimate(config: RunConfig, budget: Budget) -> Estimate:
         f"sampler ({n} chains × {d:,} bits)": samplers.sampler_class(config.sampler).estimated_bytes(
             n, d, sampler_params),
         "traces": TraceBuffer.estimated_bytes(n, d),
+        "scoring all neighbours at once": _neighbourhood_bytes(config, n, d),
     }
     if config.compare_sampler:
         parts["comparison sampler"] = samplers.sampler_class(config.compare_sampler).estimated_bytes(

@@ -79,9 +79,9 @@ class OpadTracker:
         self.store.update(record)
 
     def _enumerate(self) -> None:
-        """Exact marginals, once (the store keeps log Z)."""
+        """Exact marginals, once (the store keeps log Z); a column at a time, so no float copy of all 2^d states."""
         states, probabilities = self.store.exact()
-        self._exact = probabilities @ states
+        self._exact = np.array([probabilities @ states[:, j] for j in range(states.shape[1])])
 
     def _kl(self) -> np.ndarray:
         """(kinds, n_chains + 1) exact KL now: every chain, then the pooled chains."""
