@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from samplers.adaptive import Adaptive
+from samplers.intracluster import Intracluster
+
 
 @dataclass(frozen=True)
 class Capabilities:
@@ -18,13 +21,13 @@ class Capabilities:
 
     @classmethod
     def of(cls, sampler) -> Capabilities:
+        adaptive = isinstance(sampler, Adaptive) and sampler.adapts
         learner = getattr(sampler, "learner", None)
-        adaptation_history = getattr(sampler, "adaptation_history", None)
         return cls(
-            learns_balancing=learner is not None,
+            learns_balancing=adaptive and learner is not None,
             has_balancing_function=hasattr(sampler, "log_g"),
-            adapts_walks=adaptation_history is not None and adaptation_history() is not None,
+            adapts_walks=adaptive and isinstance(sampler, Intracluster),
             replays_moves=hasattr(sampler, "last_walk"),
             records_neighbours=bool(getattr(sampler, "record_neighbours", False)),
-            parametrization=sampler.parametrization if learner is not None else "",
+            parametrization=sampler.parametrization if adaptive and learner is not None else "",
         )

@@ -16,12 +16,13 @@ import time
 
 import numpy as np
 
+from samplers.adaptive import Adaptive
 from samplers.diagnostics import ess, rhat
 
 from .buffer import TraceBuffer, chunk_of, trace_row
 from .capabilities import Capabilities
 from .comparison import CompanionRun, compare
-from .config import RunConfig
+from .config import RunConfig, to_jsonable
 from .images import as_image
 from .move_replay import MoveReplay
 from .opad_tracker import OpadTracker, tracking_problem
@@ -66,6 +67,11 @@ def diagnostics(buffer: TraceBuffer) -> dict:
         "ESS per second": value / seconds if seconds > 0 else float("nan"),
     })
     return result
+
+
+def to_jsonable_params(params: dict) -> dict:
+    """Sampler parameters as JSON values (arrays as lists, tuples as lists)."""
+    return {key: list(value) if isinstance(value, tuple) else to_jsonable(value) for key, value in params.items()}
 
 
 class _Every:
@@ -171,7 +177,7 @@ class RunSession:
 
     def freeze(self) -> None:
         """Stop adapting (learning g, or tuning the walks) now: the chain is exact MCMC from here on."""
-        if hasattr(self.sampler, "freeze"):
+        if isinstance(self.sampler, Adaptive):
             self.sampler.freeze()
             if "adaptive" in self._sent_at:
                 self._sent_at["adaptive"] = -1  # the next snapshot shows the freeze
@@ -299,7 +305,7 @@ class RunSession:
                 self._sent_learning = mark
                 parts["learning"] = LearningState(
                     history=history, log_g=self._log_g(),
-                    adapting=sampler.learning, frozen_at=sampler.frozen_at, burn_in=sampler.burn_in,
+                    adapting=sampler.adapting, frozen_at=sampler.frozen_at, burn_in=sampler.burn_in,
                     keep_adapting=sampler.keep_adapting, skipped=learner.skipped,
                     parametrization=sampler.parametrization, step=sampler.n_steps)
         if self.capabilities.adapts_walks:
@@ -307,8 +313,13 @@ class RunSession:
             mark = (len(history["step"]), sampler.frozen_at)
             if everything or mark != self._sent_learning:
                 self._sent_learning = mark
+                tuned = sampler.frozen_params() or {"gamma": sampler.adaptation.gamma,
+                                                    "walk_length": sampler.adaptation.walk_length()}
                 parts["adaptation"] = AdaptationState(
                     history=history, adapting=sampler.adapting, frozen_at=sampler.frozen_at,
-                    burn_in=sampler.burn_in, gamma=float(sampler.gamma), walk_length=sampler.walk_length,
+                    burn_in=sampler.burn_in, gamma=float(tuned["gamma"]), walk_length=tuned["walk_length"],
                     target_acceptance=sampler.target_acceptance, step=sampler.n_steps)
+        frozen = sampler.frozen_params()
+        if frozen is not None:
+            parts["frozen"] = {"at_step": sampler.frozen_at, "sampler_params": to_jsonable_params(frozen)}
         return parts

@@ -3,10 +3,11 @@
 One in-process Panel server per test session serves ``app.py`` itself (so the
 page is composed exactly as ``make serve`` composes it) on 127.0.0.1 at a free
 port; one headless Debian Chromium is driven by playwright's sync API; every
-test gets a fresh browser context and page (one new server session).
+test gets a fresh browser context and page (one new server session), whose
+sampler runs in a worker process of its own.
 
-Serving in-process lets the tests inspect ``threading.enumerate()`` for the
-sessions' sampler threads, and see the server's exceptions: an exception
+Serving in-process lets the tests inspect the server's engine for the
+sessions' worker processes, and see the server's exceptions: an exception
 logged by the server (e.g. in a callback) during a test fails it, as does a
 JavaScript error in the page. Sessions are destroyed soon after their page
 closes because the server checks for unused sessions every 500 ms.
@@ -35,8 +36,9 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 APP_PATH = Path(__file__).resolve().parents[2] / "app.py"
-#: Default timeout of playwright actions and ``expect`` assertions (ms).
-TIMEOUT_MS = 20_000
+#: Timeout of every playwright action, wait and ``expect`` assertion (ms): generous, so that a loaded
+#: machine is only slower, never failing (tests wait on states, never on how fast they come).
+TIMEOUT_MS = 60_000
 #: How long the server keeps a session without connections (ms) and how often it checks.
 SESSION_LIFETIME_MS = 500
 
@@ -166,7 +168,8 @@ def page(context, server_url, server_errors):
     page.on("pageerror", lambda error: page_errors.append(str(error)))
     with page.expect_console_message(lambda m: "Websocket connection 0 is now open" in m.text, timeout=60_000):
         page.goto(f"{server_url}/app", timeout=60_000)
-    page.wait_for_function("() => window.Bokeh && Bokeh.documents && Bokeh.documents.length > 0")
+    page.wait_for_function("() => window.Bokeh && Bokeh.documents && Bokeh.documents.length > 0",
+                           timeout=TIMEOUT_MS)
     page.get_by_role("button", name="Start", exact=True).wait_for(state="visible")
     yield page
     if not page.is_closed():
