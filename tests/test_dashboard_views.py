@@ -7,6 +7,7 @@ the worker is the run its configuration describes.
 
 from __future__ import annotations
 
+import json
 import time
 
 import numpy as np
@@ -197,6 +198,11 @@ def test_learning_view_follows_lsb_and_freeze_now_stops_it():
         frozen_curve = np.array(balancing.curve_source.data["g"])
         advance(app, 10)
         np.testing.assert_array_equal(balancing.curve_source.data["g"], frozen_curve)
+        # the download records the requested settings and the frozen kernel, and loads back as the same run
+        record = json.loads(app.controls._config_file().read())
+        assert record["sampler_params"] == {"parametrization": "lsb1", "burn_in": 500}
+        assert record["frozen"]["at_step"] == 60 and record["frozen"]["sampler_params"]["burn_in"] == 0
+        assert set(record["frozen"]["sampler_params"]["theta"]) and RunConfig.from_dict(record).sampler == "lsb"
     finally:
         app.close()
 

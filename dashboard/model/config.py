@@ -36,6 +36,8 @@ MAX_INTEGER_DIGITS = 20
 MAX_NAME_CHARS = 100
 #: Sampler parameters that define the state space, shared with a comparison sampler that has them.
 SHARED_SPACE_PARAMETERS = ("n_active", "reference")
+#: Key of an exported run's frozen kernel (``export.run_record_json``): read past on import, never applied.
+RECORD_KEY = "frozen"
 #: Keys of a configuration dictionary.
 CONFIG_KEYS = ("target", "target_params", "sampler", "sampler_params", "n_chains", "seed",
                "steps_per_second", "statistic", "opad", "opad_neighbours", "compare_sampler", "compare_params")
@@ -276,6 +278,9 @@ class RunConfig(param.Parameterized):
     def _from_checked_dict(cls, data: dict, limits: UploadLimits) -> RunConfig:
         if not isinstance(data, dict):
             raise _BadConfig(f"a configuration must be a JSON object, not {_json_kind(data)}")
+        if not isinstance(data.get(RECORD_KEY, {}), dict):
+            raise _BadConfig(f"{RECORD_KEY} must be a JSON object")
+        data = {key: value for key, value in data.items() if key != RECORD_KEY}  # informative, never applied
         unknown = [key for key in data if key not in CONFIG_KEYS]
         if unknown:
             raise _BadConfig(f"unknown configuration keys {_names(unknown)}; expected some of {list(CONFIG_KEYS)}")

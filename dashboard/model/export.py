@@ -7,15 +7,19 @@ import json
 
 import numpy as np
 
-from .config import RunConfig
+from .config import RECORD_KEY, RunConfig
 
 
 def run_record_json(config: RunConfig, frozen: dict | None) -> str:
     """The configuration that replays the run step for step and, once an adaptive sampler froze, the kernel it
-    froze to (``{"at_step": n, "sampler_params": {...}}`` under ``"frozen"``: informative, not read back)."""
+    froze to (``{"at_step": n, "sampler_params": {...}}`` under ``"frozen"``: informative, read past on import).
+
+    Replaying the configuration repeats the adaptation and the freeze step for step; the frozen parameters,
+    merged over ``sampler_params``, build the frozen kernel from step 0 (``samplers.Adaptive.frozen_params``).
+    """
     record = config.to_dict()
     if frozen:
-        record["frozen"] = frozen
+        record[RECORD_KEY] = frozen
     return json.dumps(record, indent=2)
 
 
