@@ -1,19 +1,23 @@
 """The served dashboard under load: sampler speed, flush cost, first paint, click latency.
 
-Prints, measured in this one run (headless Chromium against an in-process
-Panel server on 127.0.0.1):
+Prints, measured in this one run (headless Chromium against a Panel server in
+this process on 127.0.0.1, each session's sampler in a worker process of its
+own, as ``app.py`` serves it):
 
-* the sampler's steps/s headless (``RunModel`` thread alone) versus while a
-  served session with a connected browser displays it — the ratio (goal ≥ 0.8);
+* the sampler's steps/s headless (a ``RunClient`` and its worker process, no
+  page) versus while a served session with a connected browser displays it —
+  the ratio (goal ≥ 0.8);
 * the mean and worst time of one plot flush (the periodic callback);
 * the time from page load to the first drawn lattice in the browser;
-* click-to-effect latency (Pause → status shows "paused") with 4 concurrent
-  browser sessions running.
+* click-to-effect latency (Pause → status shows "paused") with ``--sessions``
+  (4) concurrent browser sessions running.
 
-Run:  python -m benchmarks dashboard_live [--preset NAME]   (needs /usr/bin/chromium)
+Run:  python -m benchmarks dashboard_live [--preset NAME] [--seconds S] [--sessions N]
+(needs Chromium at ``--chromium``, /usr/bin/chromium by default)
 
 ``--preset`` runs a named preset instead of the default locally balanced
-segmentation run (e.g. an LSB preset, whose balancing view redraws live).
+segmentation run (e.g. an LSB preset, whose balancing view redraws live);
+``--seconds`` is how long each throughput is measured.
 """
 
 from __future__ import annotations
@@ -27,10 +31,10 @@ import panel as pn
 from playwright.sync_api import sync_playwright
 
 from dashboard import create_app
+from dashboard.model.client import RunClient
 from dashboard.model.config import RunConfig
-from dashboard.explorer import prefer_responsiveness
+from dashboard.model.engine import Engine
 from dashboard.model.presets import load_presets
-from dashboard.model.run_model import RunModel
 
 from . import arguments
 
@@ -38,6 +42,8 @@ CONFIG = dict(target="ising_segmentation", target_params={"size": 30, "lam": 1.0
               sampler="locally_balanced", sampler_params={"balancing": "barker"}, n_chains=30, seed=0,
               statistic="agreement")
 SECONDS = 5.0
+#: Longest wait for a run to be built or to start (seconds).
+TIMEOUT = 120.0
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 IMAGE_READY = """() => {
@@ -62,18 +68,27 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def headless_rate(config: RunConfig) -> float:
-    model = RunModel(config)
-    model.start()
-    time.sleep(SECONDS)
-    steps = model.poll().n_steps
-    model.close()
-    return steps / SECONDS
+def headless_rate(config: RunConfig, seconds: float) -> float:
+    """Steps per second of ``config`` in a worker process of its own, with no page: the client only polls."""
+    engine = Engine()
+    client = RunClient(engine, config)
+    try:
+        if not client.wait_for(lambda c: c.info is not None and not c.building, TIMEOUT):
+            raise RuntimeError(f"the run was not built: {client.error}")
+        client.start()
+        if not client.wait_for(lambda c: c.status.running and c.status.n_steps > 0, TIMEOUT):
+            raise RuntimeError(f"the run did not start: {client.error}")
+        steps0, t0 = client.status.n_steps, time.perf_counter()
+        client.wait_for(lambda c: False, seconds)
+        return (client.status.n_steps - steps0) / (time.perf_counter() - t0)
+    finally:
+        client.close()
+        engine.shutdown()
 
 
-def serve(explorers: list, config: RunConfig):
+def serve(explorers: list, config: RunConfig, engine: Engine):
     def factory():
-        explorer = create_app(config)
+        explorer = create_app(config, engine)
         explorers.append(explorer)
         return explorer.template()
 
@@ -91,57 +106,68 @@ def serve(explorers: list, config: RunConfig):
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = arguments("dashboard_live", argv, preset="")
+    args = arguments("dashboard_live", argv, preset="", seconds=SECONDS, sessions=4, chromium="/usr/bin/chromium",
+                     helps={"preset": "a named preset instead of the default run",
+                            "seconds": "how long each throughput is measured",
+                            "sessions": "concurrent browser sessions for the click latency",
+                            "chromium": "the Chromium executable"})
     config = load_presets()[args.preset].run_config() if args.preset else RunConfig(**CONFIG)
-    prefer_responsiveness()  # as app.py does
-    base = headless_rate(config)
+    base = headless_rate(config, args.seconds)
     explorers: list = []
-    server, url = serve(explorers, config)
+    engine = Engine()  # one worker process per session, as app.py's shared engine
+    server, url = serve(explorers, config, engine)
     try:
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            browser = playwright.chromium.launch(executable_path=args.chromium, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1400, "height": 1100})
             started = time.perf_counter()
             page.goto(url)
-            page.wait_for_function(IMAGE_READY, timeout=60_000)
+            page.wait_for_function(IMAGE_READY, timeout=TIMEOUT * 1000)
             first_paint = time.perf_counter() - started
             explorer = explorers[-1]
             page.get_by_role("button", name="Start", exact=True).click()
+            deadline = time.time() + TIMEOUT
+            while not explorer.client.status.running and time.time() < deadline:
+                time.sleep(0.05)
             time.sleep(1.0)
-            steps0, t0 = explorer.model.poll().n_steps, time.perf_counter()
+            steps0, t0 = explorer.client.status.n_steps, time.perf_counter()
             explorer.flush_seconds.clear()
-            time.sleep(SECONDS)
-            served = (explorer.model.poll().n_steps - steps0) / (time.perf_counter() - t0)
+            time.sleep(args.seconds)
+            served = (explorer.client.status.n_steps - steps0) / (time.perf_counter() - t0)
             flushes = list(explorer.flush_seconds)
             page.get_by_role("button", name="Pause", exact=True).click()
 
-            pages = [browser.new_context().new_page() for _ in range(4)]
+            pages = [browser.new_context().new_page() for _ in range(args.sessions)]
             for other in pages:
                 other.goto(url)
-                other.wait_for_function(IMAGE_READY, timeout=60_000)
+                other.wait_for_function(IMAGE_READY, timeout=TIMEOUT * 1000)
                 other.get_by_role("button", name="Start", exact=True).click()
             time.sleep(2.0)
             latencies = []
             for other in pages:
                 clicked = time.perf_counter()
                 other.get_by_role("button", name="Pause", exact=True).click()
-                other.get_by_text("paused", exact=True).first.wait_for(timeout=120_000)
+                other.get_by_text("paused", exact=True).first.wait_for(timeout=TIMEOUT * 1000)
                 latencies.append(time.perf_counter() - clicked)
             browser.close()
     finally:
         for explorer in explorers:
             explorer.close()
         server.stop()
+        engine.shutdown()
 
     print(f"configuration: {config.sampler} ({config.sampler_params}) on {config.target} {config.target_params}, "
           f"{config.n_chains} chains, refresh every 100 ms")
     print(f"steps/s headless                      {base:10.0f}")
     print(f"steps/s served, browser connected     {served:10.0f}")
     print(f"ratio served / headless               {served / base:10.2f}   (goal >= 0.8)")
-    print(f"plot flush: mean / worst (ms)         {1e3 * statistics.mean(flushes):10.1f} / {1e3 * max(flushes):.1f}"
-          f"   over {len(flushes)} flushes")
+    if flushes:
+        print(f"plot flush: mean / worst (ms)         {1e3 * statistics.mean(flushes):10.1f} / "
+              f"{1e3 * max(flushes):.1f}   over {len(flushes)} flushes")
     print(f"page load -> first drawn lattice (s)  {first_paint:10.2f}")
-    print(f"click -> effect, 4 sessions (s)       {statistics.mean(latencies):10.2f} mean, {max(latencies):.2f} worst")
+    if latencies:
+        print(f"click -> effect, {len(latencies)} sessions (s)       {statistics.mean(latencies):10.2f} mean, "
+              f"{max(latencies):.2f} worst")
 
 
 if __name__ == "__main__":

@@ -1,18 +1,28 @@
-"""Issue 6's dashboard models and views: a comparison sampler at equal compute time, and slow-motion moves."""
+"""Issue 6's dashboard models and views: a comparison sampler at equal compute time, and slow-motion moves.
+
+Runs go through ``RunClient`` (or the ``Explorer``) with the worker in-process; the companion's own sampler is
+looked at in a ``RunSession``, the run inside a worker. Tests wait for states with a generous timeout and never
+count the work done in a time window.
+"""
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pytest
 
 import samplers
 import targets
+from dashboard.model.client import RunClient
 from dashboard.model.config import RunConfig
-from dashboard.explorer import Explorer
+from dashboard.model.engine import Engine
 from dashboard.model.move_replay import MoveReplay
-from dashboard.model.run_model import RunModel
+from dashboard.model.session import RunSession
+from dashboard.views.adaptation import AdaptationView
+from dashboard.views.balancing import thinned
+from dashboard.views.comparison import ComparisonView
+from dashboard.views.lattice import LatticeView
+from tests.explorer_driver import TIMEOUT, applied, built, card, make_explorer, settle, view
 
 
 def im_config(**overrides) -> RunConfig:
@@ -23,56 +33,92 @@ def im_config(**overrides) -> RunConfig:
     return RunConfig(**values)
 
 
+@pytest.fixture
+def engine():
+    engine = Engine(in_process=True)
+    yield engine
+    engine.shutdown()
+
+
+# -- the comparison sampler ---------------------------------------------------------------------------------------
 def test_the_companion_samples_the_same_space_for_the_same_compute_time():
-    run = RunModel(im_config())
+    session = RunSession(im_config(), run=1, request=1, max_particles=100_000)
+    assert session.companion.sampler.n_active == 32  # taken from the main sampler
+    session.start()
+    while session.sampler.n_steps < 500:
+        session.advance()
+    session.pause()
+    main, companion = session.buffer.history(), session.companion.buffer.history()
+    assert companion["step"][-1] > main["step"][-1]  # Kawasaki steps are cheaper
+    # equal compute, up to the last step of each side
+    assert companion["seconds"][-1] == pytest.approx(main["seconds"][-1], rel=0.2, abs=0.05)
+    assert np.all(session.companion.sampler.states.sum(axis=1) == 32)
+
+
+def test_the_run_reports_both_samplers_at_equal_compute_time(engine):
+    client = RunClient(engine, im_config())
     try:
-        assert run.companion.sampler.n_active == 32  # taken from the main sampler
-        run.start()
-        time.sleep(1.5)
-        run.pause()
-        main, companion = run.buffer.history(), run.companion.buffer.history()
-        assert companion["step"][-1] > main["step"][-1]  # Kawasaki steps are cheaper
-        # equal compute, up to the last step of each side
+        assert client.wait_for(built, TIMEOUT), client.error
+        assert client.info.companion == "kawasaki"
+        states = []
+        client.step(300)
+
+        def final(c) -> bool:
+            state = states[-1] if states else None
+            return (c.status.n_steps == 300 and state is not None
+                    and state.energy[0]["seconds"][-1] == c.status.seconds)  # compared at the last step
+
+        assert client.wait_for(final, TIMEOUT,
+                               on_snapshot=lambda s: s.comparison is not None and states.append(s.comparison))
+        state = states[-1]
+        main, companion = state.energy
         assert companion["seconds"][-1] == pytest.approx(main["seconds"][-1], rel=0.2, abs=0.05)
-        assert np.all(run.companion.sampler.states.sum(axis=1) == 32)
-        again = RunConfig.from_json(run.config.to_json())
+        assert "intracluster" in state.lines[0] and "kawasaki" in state.lines[1]
+        again = RunConfig.from_json(client.config.to_json())
         assert again.compare_sampler == "kawasaki"
     finally:
-        run.close()
+        client.close()
 
 
-def test_an_invalid_comparison_is_refused_and_the_run_goes_on():
-    run = RunModel(im_config(compare_sampler=""))
+def test_an_invalid_comparison_is_refused_and_the_run_goes_on(engine):
+    client = RunClient(engine, im_config(compare_sampler=""))
     try:
-        assert run.companion is None
-        assert not run.apply(im_config(compare_params={"n_active": 1000}))
-        assert "comparison sampler kawasaki" in run.error and "n_active" in run.error
-        assert run.companion is None and run.config.compare_sampler == ""
+        assert client.wait_for(built, TIMEOUT), client.error
+        assert client.info.companion == ""
+        assert client.run_steps(5, TIMEOUT)
+        info = client.info
+        if client.apply(im_config(compare_params={"n_active": 1000})):  # else refused at once
+            assert client.wait_for(lambda c: not c.building, TIMEOUT)
+        assert "comparison sampler kawasaki" in client.error and "n_active" in client.error
+        assert client.info is info and client.info.companion == "" and client.config.compare_sampler == ""
+        assert client.run_steps(5, TIMEOUT) and client.status.n_steps == 10 and client.info is info
     finally:
-        run.close()
+        client.close()
 
 
 def test_comparison_view_draws_energy_and_time_autocorrelation_for_both():
-    app = Explorer(im_config())
+    app = make_explorer(im_config())
     try:
-        assert app._comparison_card.visible
-        app.model.start()
-        time.sleep(2.0)
-        app.model.pause()
-        app.comparison.throttle.reset()
-        app.flush()
-        for energy, acf in zip(app.comparison.energy_sources, app.comparison.acf_sources):
+        comparison = view(app, ComparisonView)
+        assert card(app, ComparisonView).visible
+        app.client.start()
+        settle(app, lambda: all(len(energy.data["seconds"]) > 5 and len(acf.data["lag"]) > 10
+                                for energy, acf in zip(comparison.energy_sources, comparison.acf_sources)))
+        app.client.pause()
+        settle(app, lambda: app.client.status.phase == "paused")
+        for energy, acf in zip(comparison.energy_sources, comparison.acf_sources):
             assert len(energy.data["seconds"]) > 5 and len(acf.data["lag"]) > 10
             assert acf.data["acf"][0] == pytest.approx(1.0)
-        assert "kawasaki" in app.comparison.status.object and "intracluster" in app.comparison.status.object
-        assert [item.label["value"] for item in app.comparison.energy_figure.legend[0].items] == \
+        assert "kawasaki" in comparison.status.object and "intracluster" in comparison.status.object
+        assert [item.label["value"] for item in comparison.energy_figure.legend[0].items] == \
             ["intracluster", "kawasaki"]
-        assert app.controls.apply(RunConfig(target="ising1d", sampler="metropolis", statistic="log_prob"))
-        assert not app._comparison_card.visible
+        applied(app, RunConfig(target="ising1d", sampler="metropolis", statistic="log_prob"))
+        assert not card(app, ComparisonView).visible
     finally:
         app.close()
 
 
+# -- slow motion -------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("reflip", [False, True])
 def test_a_replayed_move_goes_out_and_back_to_the_same_distance(reflip):
     target = targets.make("ising_lattice", size=6)
@@ -92,49 +138,85 @@ def test_a_replayed_move_goes_out_and_back_to_the_same_distance(reflip):
         assert len(frames[5].second_walk) == 2
 
 
+def test_a_replayed_move_in_the_worker_is_the_runs_next_move(engine):
+    config = im_config(compare_sampler="", sampler_params={"n_active": 32, "walk_length": 2, "gamma": 0.5})
+    client = RunClient(engine, config)
+    try:
+        assert client.wait_for(built, TIMEOUT)
+        assert client.info.capabilities.replays_moves
+        client.start()
+        assert client.wait_for(lambda c: c.status.running and c.status.n_steps > 0, TIMEOUT)
+        client.replay_move(1)  # pauses the run, makes one move and sends it
+        assert client.wait_for(lambda c: c.replay is not None and c.status.phase == "paused", TIMEOUT)
+        replay, steps = client.replay, client.status.n_steps
+        assert client.wait_for(lambda c: c.status.n_steps == steps and not c.status.running, TIMEOUT)
+        _, sampler = config.build()  # the same run, headless: the replayed move is its move at that step
+        for _ in range(steps - 1):
+            sampler.step(record=False)
+        np.testing.assert_array_equal(replay.start, sampler.states[1])
+        sampler.step(record=False)
+        np.testing.assert_array_equal(replay.frame(len(replay) - 1).state, sampler.states[1])
+        assert replay.walk_length == 2 and replay.accepted == bool(sampler.last_accepted[1])
+    finally:
+        client.close()
+    refused = RunClient(engine, RunConfig(target="ising1d", sampler="metropolis", statistic="log_prob"))
+    try:
+        assert refused.wait_for(built, TIMEOUT)
+        refused.replay_move(0)
+        assert refused.wait_for(lambda c: "does not record its moves" in c.error, TIMEOUT)
+        assert refused.replay is None
+    finally:
+        refused.close()
+
+
 def test_slow_motion_plays_the_move_frame_by_frame(monkeypatch):
     monkeypatch.setattr("dashboard.views.lattice.FRAME_SECONDS", 0.0)
-    app = Explorer(im_config(compare_sampler="", sampler_params={"n_active": 32, "walk_length": 2, "gamma": 0.5}))
+    app = make_explorer(im_config(compare_sampler="", sampler_params={"n_active": 32, "walk_length": 2,
+                                                                      "gamma": 0.5}))
     try:
-        view = app.lattice
-        assert view.slow_motion.visible
-        view.slow_motion.clicks += 1
-        assert not app.model.running and app.model.sampler.n_steps == 1
+        lattice = view(app, LatticeView)
+        assert lattice.slow_motion.visible
+        lattice.slow_motion.clicks += 1
+        settle(app, lambda: app.client.replay is not None)  # that flush shows the move's first frame
         texts = []
         for _ in range(8):
-            texts.append(view.replay_status.object)
+            texts.append(lattice.replay_status.object)
             app.flush()
         assert texts[0].startswith("step 0 of 4") and "step 2 of 4 (first walk" in texts[2]
         assert texts[5].startswith("move ") and texts[6] == ""  # the last frame, then back to the live view
-        assert view.walk_source.data["x"] == []
-        assert app.controls.apply(RunConfig(target="ising1d", sampler="metropolis", statistic="log_prob"))
-        assert not view.slow_motion.visible
+        assert lattice.walk_source.data["x"] == []
+        settle(app, lambda: app.client.status.n_steps == 1)
+        assert not app.client.status.running
+        applied(app, RunConfig(target="ising1d", sampler="metropolis", statistic="log_prob"))
+        assert not lattice.slow_motion.visible
     finally:
         app.close()
 
 
+# -- tuning the walks --------------------------------------------------------------------------------------------
 def test_adaptation_card_follows_the_tuning_until_it_freezes():
-    app = Explorer(im_config(compare_sampler="", n_chains=8,
-                             sampler_params={"n_active": 32, "walk_length": (1, 8), "gamma": 2.0, "adapt": True,
-                                             "burn_in": 60}))
+    config = im_config(compare_sampler="", n_chains=8,
+                       sampler_params={"n_active": 32, "walk_length": (1, 8), "gamma": 2.0, "adapt": True,
+                                       "burn_in": 60})
+    app = make_explorer(config)
     try:
-        view = app.adaptation
-        assert app._adaptation_card.visible
-        app.model.step(30)
-        assert app.model.wait_idle()
-        view.throttle.reset()
-        app.flush()
-        assert "adapting" in view.status.object and len(view.source.data["step"]) > 5
-        assert not view.frozen_markers[0].visible
-        app.model.step(40)
-        assert app.model.wait_idle()
-        view.throttle.reset()
-        app.flush()
-        assert "frozen" in view.status.object and "step 60" in view.status.object
-        assert view.frozen_markers[0].visible and view.frozen_markers[0].location == 60
-        history = app.model.sampler.adaptation_history()
-        np.testing.assert_array_equal(view.source.data["gamma"], history["gamma"])
-        assert app.controls.apply(im_config(compare_sampler=""))
-        assert not app._adaptation_card.visible
+        adaptation = view(app, AdaptationView)
+        assert card(app, AdaptationView).visible
+        app.client.step(30)
+        settle(app, lambda: app.client.status.n_steps == 30 and "adapting" in adaptation.status.object
+               and len(adaptation.source.data["step"]) > 5)
+        assert not adaptation.frozen_markers[0].visible
+        app.client.step(40)
+        settle(app, lambda: app.client.status.n_steps == 70 and "frozen" in adaptation.status.object)
+        assert "step 60" in adaptation.status.object
+        assert adaptation.frozen_markers[0].visible and adaptation.frozen_markers[0].location == 60
+        _, sampler = config.build()  # the same run, headless
+        for _ in range(70):
+            sampler.step(record=False)
+        history = thinned(sampler.adaptation_history())
+        settle(app, lambda: len(adaptation.source.data["gamma"]) == len(history["gamma"]))
+        np.testing.assert_array_equal(adaptation.source.data["gamma"], history["gamma"])
+        applied(app, im_config(compare_sampler=""))
+        assert not card(app, AdaptationView).visible
     finally:
         app.close()

@@ -1,22 +1,39 @@
-"""The dashboard's headless models: configuration, buffer, run model, uploads, presets, export."""
+"""The dashboard's headless models: configuration, buffer, the run client and its worker, uploads, presets, export.
+
+Runs go through ``RunClient`` and an in-process ``Engine`` (the worker loop in a
+thread, the same code a worker process runs); a few tests drive a
+``RunSession`` (the run inside a worker) directly to look at its sampler.
+Nothing here counts the work done in a time window: tests wait for a state,
+with a generous timeout, so a slow machine passes them as a fast one does.
+"""
 
 from __future__ import annotations
 
 import io
 import json
+import multiprocessing
+import os
+import signal
 import threading
 import time
 
 import numpy as np
 import pytest
 
+from dashboard.model.budget import Budget, check
 from dashboard.model.buffer import Chunk, TraceBuffer
-from dashboard.model.config import RunConfig
-from dashboard.model.export import trace_csv
+from dashboard.model.client import RunClient
+from dashboard.model.config import MAX_CONFIG_BYTES, RunConfig
+from dashboard.model.engine import Engine
+from dashboard.model.export import run_record_json, trace_csv
 from dashboard.model.presets import load_presets
-from dashboard.model.run_model import RunModel
+from dashboard.model.session import RunSession, diagnostics
+from dashboard.model.snapshot import Display, Snapshot
 from dashboard.model.uploads import MAX_UPLOAD_BYTES, parse_upload
 from tests.tiny import TINY_UAI
+
+#: Longest wait for a run to reach a state (seconds): generous, so that a slow machine never fails a test.
+TIMEOUT = 60.0
 
 
 def small_config(**overrides) -> RunConfig:
@@ -26,17 +43,80 @@ def small_config(**overrides) -> RunConfig:
     return RunConfig(**values)
 
 
-def run_steps(model: RunModel, n: int) -> dict:
-    model.step(n)
-    assert model.wait_idle()
-    return model.buffer.history()
+def built(client: RunClient) -> bool:
+    """The configuration asked for last is built (or was refused) and nothing is being built."""
+    return client.info is not None and not client.building
+
+
+def run_steps(client: RunClient, n: int, seen=None) -> dict:
+    """Take ``n`` steps, wait until they are reported, and return the whole history so far.
+
+    ``seen`` (a ``Seen``) collects every snapshot received meanwhile: a rate-limited part (diagnostics,
+    learning, OPAD…) may come with the very snapshot that reports the last step.
+    """
+    assert client.wait_for(built, TIMEOUT, on_snapshot=seen), client.error
+    target = client.status.n_steps + n
+    client.step(n)
+    assert client.wait_for(lambda c: c.status.n_steps >= target, TIMEOUT, on_snapshot=seen), client.error
+    return client.history
+
+
+class Seen:
+    """The snapshots a client received (an ``on_snapshot`` callback), and the newest value of each part."""
+
+    def __init__(self):
+        self.snapshots: list[Snapshot] = []
+
+    def __call__(self, snapshot: Snapshot) -> None:
+        self.snapshots.append(snapshot)
+
+    def latest(self, part: str):
+        """The newest value of a part that was sent (parts are None in a snapshot when unchanged)."""
+        return next((getattr(s, part) for s in reversed(self.snapshots) if getattr(s, part) is not None), None)
+
+
+def wait_for_part(client: RunClient, seen: Seen, part: str, condition=lambda value: True):
+    """Poll until the newest ``part`` received satisfies ``condition``; return it."""
+    def reached(_client) -> bool:
+        value = seen.latest(part)
+        return value is not None and condition(value)
+
+    assert client.wait_for(reached, TIMEOUT, on_snapshot=seen), f"no {part} as expected arrived: {seen.latest(part)}"
+    return seen.latest(part)
+
+
+def complete_snapshot(client: RunClient) -> Snapshot:
+    """Ask for a complete snapshot (a display message makes the next one carry every part, as a freshly drawn
+    page needs) and return it."""
+    seen = Seen()
+    client.show(Display())
+    # the one snapshot that may be in flight was asked for before: the complete one is the first with the whole
+    # history (only for runs of fewer than 1000 steps, which are never decimated: no other snapshot carries it)
+    assert client.wait_for(lambda _: any(s.full_history is not None for s in seen.snapshots), TIMEOUT,
+                           on_snapshot=seen)
+    return next(s for s in seen.snapshots if s.full_history is not None)
+
+
+def advance(session: RunSession, n: int) -> None:
+    """Take ``n`` steps in a session as its worker does, one chunk at a time."""
+    session.step(n)
+    while session.busy:
+        session.advance()
 
 
 @pytest.fixture
-def model():
-    run = RunModel(small_config())
-    yield run
-    run.close()
+def engine():
+    engine = Engine(in_process=True)
+    yield engine
+    engine.shutdown()
+
+
+@pytest.fixture
+def client(engine):
+    client = RunClient(engine, small_config())
+    assert client.wait_for(built, TIMEOUT), client.error
+    yield client
+    client.close()
 
 
 # -- configuration -------------------------------------------------------------------------------
@@ -58,7 +138,7 @@ def test_config_round_trips_through_json():
         ('{"n_chains": 0}', "n_chains"),
         ('{"target": "no_such_target"}', "target"),
         ('{"target_params": [1]}', "target_params must be a JSON object"),
-        (" " * 5_000_001, "larger than"),
+        (" " * (MAX_CONFIG_BYTES + 1), "larger than"),
     ],
 )
 def test_bad_configuration_files_are_refused_with_the_reason(text, message):
@@ -108,11 +188,16 @@ def test_drain_returns_new_points_then_the_rewritten_history():
     buffer.push(chunk(range(5)), states)
     first = buffer.drain()
     assert list(first.new_history["step"]) == [0, 1, 2, 3, 4] and first.full_history is None
-    np.testing.assert_array_equal(first.states, states)
-    assert buffer.drain().states is None  # nothing new
-    buffer.push(chunk(range(5, 12)), states)
+    assert first.fresh_states and first.n_steps == 4
+    np.testing.assert_array_equal(buffer.latest_states(), states)
+    np.testing.assert_array_equal(buffer.mean_state(1), states[1])
+    nothing = buffer.drain()
+    assert not nothing.fresh_states and len(nothing.new_history["step"]) == 0  # nothing new
+    buffer.push(chunk(range(5, 12)), np.zeros((2, 3), dtype=np.uint8))
     second = buffer.drain()
     assert second.new_history is None and list(second.full_history["step"]) == [0, 2, 4, 6, 8, 10]
+    assert second.fresh_states and second.n_steps == 11
+    np.testing.assert_array_equal(buffer.mean_state(0), [0.5, 0.5, 0.5])  # the running mean over two pushes
 
 
 def test_memory_stays_flat_over_a_long_run():
@@ -126,105 +211,291 @@ def test_memory_stays_flat_over_a_long_run():
     assert len(buffer.history()["step"]) <= 100
 
 
-# -- run model ---------------------------------------------------------------------------------------
-def test_steps_reach_the_buffer_and_reset_replays_the_same_run(model):
-    first = run_steps(model, 120)
+# -- the run: client, worker, session ---------------------------------------------------------------
+def test_steps_reach_the_history_and_reset_replays_the_same_run(client):
+    first = run_steps(client, 120)
     assert list(first["step"][:3]) == [0, 1, 2] and first["step"][-1] == 120
-    model.reset()
-    assert model.buffer.history()["step"].tolist() == [0]
-    again = run_steps(model, 120)
+    assert client.status.n_steps == 120 and client.status.phase == "paused"
+    run = client.info.run
+    client.reset()
+    assert client.wait_for(lambda c: built(c) and c.info.run != run and c.history is not None, TIMEOUT)
+    assert client.history["step"].tolist() == [0] and client.status.n_steps == 0
+    again = run_steps(client, 120)
+    np.testing.assert_array_equal(first["step"], again["step"])
     np.testing.assert_array_equal(first["log_prob"], again["log_prob"])
     np.testing.assert_array_equal(first["statistic"], again["statistic"])
 
 
-def test_an_exported_configuration_reproduces_the_run(model):
-    trace = run_steps(model, 80)
-    replay = RunModel(RunConfig.from_json(model.config.to_json()))
+def test_an_exported_configuration_reproduces_the_run(client, engine):
+    trace = run_steps(client, 80)
+    exported = run_record_json(client.config, client.frozen)  # what the page's "configuration" download holds
+    replay = RunClient(engine, RunConfig.from_json(exported))
     try:
         np.testing.assert_array_equal(trace["log_prob"], run_steps(replay, 80)["log_prob"])
+        np.testing.assert_array_equal(trace["statistic"], replay.history["statistic"])
     finally:
         replay.close()
 
 
-def test_start_and_pause(model):
-    model.start()
-    deadline = time.time() + 10
-    while model.poll().n_steps < 50 and time.time() < deadline:
-        time.sleep(0.02)
-    model.pause()
-    settled = model.poll().n_steps
-    assert settled >= 50 and not model.running
-    time.sleep(0.2)
-    assert model.poll().n_steps == settled
+def test_start_and_pause(client):
+    client.start()
+    assert client.wait_for(lambda c: c.status.running and c.status.n_steps >= 50, TIMEOUT)
+    client.pause()
+    assert client.wait_for(lambda c: c.status.phase == "paused", TIMEOUT)
+    settled = client.status.n_steps
+    assert settled >= 50 and not client.status.running
+    time.sleep(0.2)  # a run that went on after the pause would show in the step count below
+    assert client.run_steps(10, timeout=TIMEOUT)
+    assert client.status.n_steps == settled + 10 and not client.status.running
 
 
-def test_speed_cap_is_respected(model):
-    model.set_speed(50.0)
+def test_the_speed_cap_bounds_the_steps_per_elapsed_time(client):
+    """The cap is an upper bound on steps per elapsed time: a slow machine satisfies it as a fast one does."""
+    cap = 50.0
+    client.set_speed(cap)
+    assert client.config.steps_per_second == cap
+    reports = []
+
+    def record(snapshot):
+        reports.append((time.perf_counter(), snapshot.status))
+
     started = time.perf_counter()
-    model.start()
-    time.sleep(0.6)
-    model.pause()
+    client.start()
+    assert client.wait_for(lambda c: c.status.running and c.status.n_steps >= 25, TIMEOUT, on_snapshot=record)
+    client.pause()
+    assert client.wait_for(lambda c: c.status.phase == "paused", TIMEOUT, on_snapshot=record)
     elapsed = time.perf_counter() - started
-    assert model.poll().n_steps <= 50.0 * elapsed + 2
+    assert client.status.n_steps <= cap * elapsed + 2
+    for seen_at, status in reports:  # at every report, not only at the end
+        assert status.n_steps <= cap * (seen_at - started) + 2
+    settled = client.status.n_steps
+    client.start()
+    client.set_speed(0.0)  # changed live: uncapped, and the run goes on
+    assert client.config.steps_per_second == 0.0
+    assert client.wait_for(lambda c: c.status.running and c.status.n_steps >= settled + 200, TIMEOUT)
+    client.pause()
 
 
-def test_an_invalid_change_keeps_the_current_run(model):
-    run_steps(model, 30)
-    before = model.config
-    assert not model.apply(small_config(sampler="gwg", target="markov_network", target_params={},
-                                        statistic="log_prob"))
-    assert "differentiable" in model.error
-    assert model.config is before and model.poll().n_steps == 30
-    assert model.apply(small_config(target="ising1d", target_params={"m": 6}, statistic="magnetisation"))
-    assert model.error == "" and model.target.dim == 6
+def test_an_invalid_change_keeps_the_current_run(client):
+    run_steps(client, 30)
+    before, info = client.config, client.info
+    refused = small_config(sampler="gwg", target="markov_network", target_params={}, statistic="log_prob")
+    if client.apply(refused):  # accepted for building: the worker answers that it cannot build it
+        assert client.wait_for(lambda c: not c.building, TIMEOUT)
+    assert "differentiable" in client.error
+    assert client.config is before and client.info is info and client.status.n_steps == 30
+    run_steps(client, 5)  # the current run goes on where it was
+    assert client.status.n_steps == 35 and client.info is info
+    changed = small_config(target="ising1d", target_params={"m": 6}, statistic="magnetisation")
+    assert client.apply(changed)
+    assert client.wait_for(lambda c: built(c) and c.config is changed, TIMEOUT)
+    assert client.error == "" and client.info.dim == 6 and client.info.target_name == "ising1d"
 
 
-def test_close_stops_and_joins_the_thread():
-    run = RunModel(small_config())
-    run.start()
-    name = run._thread.name
-    assert any(t.name == name for t in threading.enumerate())
-    run.close()
-    assert not run.thread_alive and not any(t.name == name for t in threading.enumerate())
-    with pytest.raises(RuntimeError, match="closed"):
-        run.start()
-
-
-def test_diagnostics_report_ess_and_rates(model):
-    run_steps(model, 400)
-    values = model.diagnostics()
-    assert values["window (steps)"] == 401
-    assert 0 < values["acceptance"] <= 1 and values["ESS"] > 0 and values["ESS per second"] > 0
-
-
-def test_a_learning_run_reports_its_state_and_freezes_on_request():
-    run = RunModel(small_config(sampler="lsb", sampler_params={"parametrization": "lsb2", "burn_in": 1000}))
+def test_a_configuration_over_the_budget_is_refused_at_once_and_the_run_goes_on():
+    engine = Engine(Budget(run_bytes=50 * check(small_config(), Budget()).total), in_process=True)
+    client = RunClient(engine, small_config())
     try:
-        assert run.learns_balancing
-        run_steps(run, 12)
-        state = run.learning_state()
-        assert state.learning and state.frozen_at is None and state.burn_in == 1000
-        assert state.history["step"].tolist() == list(range(12))
-        run.start()
-        time.sleep(0.2)
-        run.freeze()  # while the thread runs
-        run.pause()
-        state = run.learning_state()
-        assert not state.learning and state.frozen_at >= 12
-        frozen_curve = run.balancing_curve(np.linspace(-3, 3, 7))
-        run_steps(run, 20)
-        np.testing.assert_array_equal(run.balancing_curve(np.linspace(-3, 3, 7)), frozen_curve)
-        np.testing.assert_allclose(run.sampler.log_p, run.target.log_prob(run.sampler.states), atol=1e-9)
-        run.reset()  # the same seed learns the same g again
-        assert run.learning_state().learning
+        assert client.wait_for(built, TIMEOUT), client.error
+        run_steps(client, 10)
+        info = client.info
+        assert not client.apply(small_config(target_params={"size": 200}, n_chains=256))
+        assert "memory" in client.error and not client.building
+        run_steps(client, 5)
+        assert client.info is info and client.status.n_steps == 15
     finally:
-        run.close()
-    fixed = RunModel(small_config())
+        client.close()
+        engine.shutdown()
+
+
+@pytest.mark.parametrize("in_process", [True, False], ids=["thread", "process"])
+def test_close_stops_the_worker(in_process):
+    engine = Engine(in_process=in_process)
+    threads, processes = set(threading.enumerate()), set(multiprocessing.active_children())
+    client = RunClient(engine, small_config())
     try:
-        assert not fixed.learns_balancing and fixed.learning_state() is None
+        assert client.wait_for(built, TIMEOUT), client.error
+        client.start()
+        assert client.wait_for(lambda c: c.status.running and c.status.n_steps > 0, TIMEOUT)
+        assert client.worker_alive and engine.n_workers == 1
+        workers = ([t for t in threading.enumerate() if t not in threads] if in_process
+                   else [p for p in multiprocessing.active_children() if p not in processes])
+        assert workers and all(worker.is_alive() for worker in workers)
+        client.close()
+        assert not client.worker_alive and engine.n_workers == 0
+        for worker in workers:
+            worker.join(TIMEOUT)
+            assert not worker.is_alive()
+        client.close()  # idempotent
+        assert client.poll() == [] and engine.n_workers == 0
+    finally:
+        client.close()
+        engine.shutdown()
+
+
+def test_a_closed_client_does_not_start_a_worker_again(engine):
+    client = RunClient(engine, small_config())
+    try:
+        assert client.wait_for(built, TIMEOUT)
+        client.close()
+        client.start()  # e.g. a late click after the session ended
+        time.sleep(0.2)
+        assert not client.worker_alive and engine.n_workers == 0
+    finally:
+        client.close()
+
+
+def test_diagnostics_report_ess_and_rates(client):
+    seen = Seen()
+    run_steps(client, 400, seen)
+    values = wait_for_part(client, seen, "diagnostics", lambda d: d["window (steps)"] == 401)
+    assert 0 < values["acceptance"] <= 1 and values["ESS"] > 0 and values["ESS per second"] > 0
+    assert values["ESS per 1000 evaluations"] > 0 and np.isfinite(values["R-hat"])
+    session = RunSession(small_config(), run=1, request=1, max_particles=100_000)
+    assert diagnostics(session.buffer)["window (steps)"] == 1 and np.isnan(diagnostics(session.buffer)["ESS"])
+    advance(session, 400)
+    direct = diagnostics(session.buffer)
+    assert direct["window (steps)"] == 401
+    assert direct["acceptance"] == values["acceptance"] and direct["ESS"] == values["ESS"]  # the same run
+
+
+def test_a_learning_run_reports_its_state_and_freezes_on_request(engine):
+    config = small_config(sampler="lsb", sampler_params={"parametrization": "lsb2", "burn_in": 1000})
+    client = RunClient(engine, config)
+    try:
+        assert client.wait_for(built, TIMEOUT), client.error
+        assert client.info.capabilities.learns_balancing
+        seen = Seen()
+        run_steps(client, 12, seen)
+        state = wait_for_part(client, seen, "learning", lambda s: s.step == 12)
+        assert state.adapting and state.frozen_at is None and state.burn_in == 1000
+        assert state.history["step"].tolist() == list(range(12))
+        client.start()
+        assert client.wait_for(lambda c: c.status.running and c.status.n_steps > 12, TIMEOUT, on_snapshot=seen)
+        client.freeze()  # while the worker runs
+        client.pause()
+        assert client.wait_for(lambda c: c.status.phase == "paused", TIMEOUT, on_snapshot=seen)
+        state = wait_for_part(client, seen, "learning", lambda s: not s.adapting)
+        assert state.frozen_at > 12 and state.frozen_at <= client.status.n_steps
+        frozen_curve, frozen_at = state.log_g, state.frozen_at
+        run_steps(client, 20, seen)
+        state = wait_for_part(client, seen, "learning")  # resent only if it changed (g is learned no more)
+        assert not state.adapting and state.frozen_at == frozen_at
+        np.testing.assert_array_equal(state.log_g, frozen_curve)
+        run = client.info.run
+        seen = Seen()
+        client.reset()  # the same seed learns the same g again
+        assert client.wait_for(lambda c: built(c) and c.info.run != run, TIMEOUT, on_snapshot=seen)
+        assert client.frozen is None
+        state = wait_for_part(client, seen, "learning", lambda s: s.step == 0)
+        assert state.adapting and state.frozen_at is None
+    finally:
+        client.close()
+    fixed = RunClient(engine, small_config())
+    try:
+        assert fixed.wait_for(built, TIMEOUT)
+        assert not fixed.info.capabilities.learns_balancing
+        seen = Seen()
         fixed.freeze()  # nothing to freeze: a no-op
+        run_steps(fixed, 5, seen)
+        assert fixed.error == "" and fixed.status.phase == "paused" and fixed.status.n_steps == 5
+        assert fixed.frozen is None and complete_snapshot(fixed).learning is None
+        assert all(s.learning is None for s in seen.snapshots)
     finally:
         fixed.close()
+
+
+def test_freezing_a_paused_learning_run_is_reported_without_another_step(engine):
+    client = RunClient(engine, small_config(sampler="lsb", sampler_params={"parametrization": "lsb2",
+                                                                           "burn_in": 1000}))
+    try:
+        assert client.wait_for(built, TIMEOUT)
+        seen = Seen()
+        run_steps(client, 12, seen)
+        client.freeze()
+        state = wait_for_part(client, seen, "learning", lambda s: not s.adapting)
+        assert state.frozen_at == 12 and client.status.n_steps == 12
+    finally:
+        client.close()
+
+
+def test_a_frozen_learning_run_keeps_its_target_exact():
+    """Inside the worker: after a freeze the sampler's cached log p̃ are the target's, and g no longer changes."""
+    session = RunSession(small_config(sampler="lsb", sampler_params={"parametrization": "lsb2", "burn_in": 1000}),
+                         run=1, request=1, max_particles=100_000)
+    advance(session, 12)
+    assert session.sampler.learning
+    session.freeze()
+    assert not session.sampler.learning and session.sampler.frozen_at == 12
+    frozen_curve = session.sampler.log_g(np.linspace(-3, 3, 7))
+    advance(session, 20)
+    np.testing.assert_array_equal(session.sampler.log_g(np.linspace(-3, 3, 7)), frozen_curve)
+    np.testing.assert_allclose(session.sampler.log_p, session.target.log_prob(session.sampler.states), atol=1e-9)
+    state = session.snapshot(Display(), everything=True).learning
+    assert not state.adapting and state.frozen_at == 12 and state.step == 32
+
+
+def test_the_record_of_a_frozen_run_holds_its_kernel_and_reads_back(engine):
+    config = small_config(sampler="lsb", sampler_params={"parametrization": "lsb2", "burn_in": 1000})
+    client = RunClient(engine, config)
+    try:
+        assert client.wait_for(built, TIMEOUT)
+        run_steps(client, 12)
+        client.freeze()
+        seen = Seen()
+        run_steps(client, 3, seen)
+        wait_for_part(client, seen, "learning", lambda s: not s.adapting)
+        assert client.wait_for(lambda c: c.frozen is not None, TIMEOUT)
+        assert client.frozen["at_step"] == 12 and client.frozen["sampler_params"]
+        record = run_record_json(client.config, client.frozen)
+        assert json.loads(record)["frozen"] == json.loads(json.dumps(client.frozen))
+        assert RunConfig.from_json(record).to_dict() == config.to_dict()  # informative, and read back
+    finally:
+        client.close()
+
+
+def test_a_paused_session_that_polls_keeps_its_run():
+    engine = Engine(Budget(idle_seconds=1.0), in_process=True)
+    client = RunClient(engine, small_config())
+    try:
+        assert client.wait_for(built, TIMEOUT)
+        run_steps(client, 5)
+        assert not client.wait_for(lambda c: not c.worker_alive or c.error != "", 3.0)  # polled for 3 s
+        assert client.worker_alive and client.status.phase == "paused"
+    finally:
+        client.close()
+        engine.shutdown()
+
+
+def test_a_killed_worker_takes_only_its_run_and_its_restart_is_booked_again():
+    config = small_config()
+    need = check(config, Budget()).total
+    engine = Engine(Budget(total_bytes=need + need // 2))  # room for one run: worker processes
+    processes = set(multiprocessing.active_children())
+    first = RunClient(engine, config)
+    second = None
+    try:
+        assert first.wait_for(built, TIMEOUT), first.error
+        trace = run_steps(first, 30)
+        second = RunClient(engine, config)
+        assert "server busy" in second.error and second.info is None
+        worker = next(p for p in multiprocessing.active_children() if p not in processes)
+        os.kill(worker.pid, signal.SIGKILL)  # the worker this test started
+        assert first.wait_for(lambda c: c.status.phase == "failed", TIMEOUT)
+        assert "SIGKILL" in first.error and not first.worker_alive
+        first.start()  # starts the run again from its seed in a new worker
+        assert first.wait_for(lambda c: built(c) and c.status.running and c.status.n_steps > 0, TIMEOUT)
+        first.pause()
+        assert not second.apply(config) and "server busy" in second.error  # the restarted run is booked
+        run = first.info.run
+        first.reset()
+        assert first.wait_for(lambda c: built(c) and c.info.run != run, TIMEOUT)
+        np.testing.assert_array_equal(run_steps(first, 30)["log_prob"], trace["log_prob"])
+    finally:
+        first.close()
+        if second is not None:
+            second.close()
+        engine.shutdown()
 
 
 # -- uploads, presets, export ------------------------------------------------------------------------
@@ -286,17 +557,31 @@ def test_every_preset_builds_and_runs():
     presets = load_presets()
     assert len(presets) >= 25
     for preset in presets.values():
-        target, sampler = preset.run_config().build()
+        config = preset.run_config()
+        check(config, Budget())  # within a default server's budget for one run
+        target, sampler = config.build()
         sampler.step()
         assert preset.description
 
 
-def test_trace_csv_has_a_header_and_one_row_per_history_point(model):
-    history = run_steps(model, 10)
+def test_a_preset_runs_in_a_worker(engine):
+    preset = next(iter(load_presets().values()))
+    client = RunClient(engine, preset.run_config())
+    try:
+        assert client.wait_for(built, TIMEOUT), client.error
+        assert client.error == "" and client.info.sampler == preset.config.get("sampler", client.info.sampler)
+        run_steps(client, 3)
+        assert client.status.n_steps == 3
+    finally:
+        client.close()
+
+
+def test_trace_csv_has_a_header_and_one_row_per_history_point(client):
+    history = run_steps(client, 10)
     lines = trace_csv(history).strip().splitlines()
     assert lines[0].split(",")[:4] == ["step", "n_evals", "seconds", "log_prob_0"]
     assert len(lines) == 12 and lines[-1].startswith("10,")
-    json.dumps(model.config.to_dict())
+    json.dumps(client.config.to_dict())
 
 
 def test_every_upload_type_has_a_hint():

@@ -25,9 +25,9 @@ from dashboard.views.kl import KLView
 from dashboard.views.lattice import LatticeView
 from dashboard.views.traces import TraceView
 from dashboard.views.upload import LimitedFileInput
+from tests.explorer_driver import TIMEOUT, advance, applied, card, settle, view
+from tests.explorer_driver import make_explorer as explorer_for
 from tests.tiny import TINY_UAI
-
-TIMEOUT = 60.0
 
 
 def make_config(**overrides) -> RunConfig:
@@ -37,41 +37,8 @@ def make_config(**overrides) -> RunConfig:
     return RunConfig(**values)
 
 
-def settle(app: Explorer, condition) -> None:
-    """Flush until ``condition()`` holds (generous timeout: waits on a state, never on the machine's speed)."""
-    end = time.monotonic() + TIMEOUT
-    while True:
-        app.flush()
-        if condition():
-            return
-        assert time.monotonic() < end, "the dashboard did not reach the expected state"
-        time.sleep(0.01)
-
-
 def make_explorer(**overrides) -> Explorer:
-    app = Explorer(make_config(**overrides))
-    settle(app, lambda: app.client.info is not None)
-    return app
-
-
-def view(app: Explorer, kind: type):
-    return next(v for v in app.views if isinstance(v, kind))
-
-
-def card(app: Explorer, kind: type):
-    return app.cards[app.views.index(view(app, kind))]
-
-
-def advance(app: Explorer, n: int) -> None:
-    target = app.client.status.n_steps + n
-    app.client.step(n)
-    settle(app, lambda: app.client.status.n_steps >= target)
-
-
-def applied(app: Explorer, config: RunConfig) -> None:
-    """Apply ``config`` through the controls and wait until its run is built."""
-    assert app.controls.apply(config)
-    settle(app, lambda: app.client.config is config)
+    return explorer_for(make_config(**overrides))
 
 
 def headless_states(config: RunConfig, n: int) -> np.ndarray:

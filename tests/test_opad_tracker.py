@@ -1,4 +1,9 @@
-"""OPAD in a live run: the tracker's snapshots, its checkpoints, the run options and the DAG upload."""
+"""OPAD in a live run: the tracker's snapshots, its checkpoints, the run options and the DAG upload.
+
+Runs go through ``RunClient`` with the worker in-process (what the views receive), and through a
+``RunSession`` (the run inside a worker) where a test looks at its sampler or its particle store. Tests wait
+for states with a generous timeout and never count the work done in a time window.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +12,60 @@ import pytest
 
 import samplers
 import targets
+from dashboard.model.client import RunClient
 from dashboard.model.config import RunConfig
+from dashboard.model.engine import Engine
 from dashboard.model.opad_tracker import GROWTH, OpadTracker, tracking_problem
-from dashboard.model.run_model import RunModel
+from dashboard.model.session import RunSession
+from dashboard.model.snapshot import Display
 from dashboard.model.uploads import parse_upload
 from samplers.exact import stationary_distribution
 from samplers.opad import KINDS, ParticleStore
 from tests.tiny import TINY_TARGETS
+
+
+#: Longest wait for a run to reach a state (seconds): generous, so that a slow machine never fails a test.
+TIMEOUT = 60.0
+
+
+@pytest.fixture
+def engine():
+    engine = Engine(in_process=True)
+    yield engine
+    engine.shutdown()
+
+
+def built(client: RunClient) -> bool:
+    return client.info is not None and not client.building
+
+
+def run_steps(client: RunClient, n: int, opads: list) -> None:
+    """Take ``n`` steps and wait until they are reported, collecting every OPAD snapshot received meanwhile."""
+    def collect(snapshot):
+        if snapshot.opad is not None:
+            opads.append(snapshot.opad)
+
+    assert client.wait_for(built, TIMEOUT, on_snapshot=collect), client.error
+    target = client.status.n_steps + n
+    client.step(n)
+    assert client.wait_for(lambda c: c.status.n_steps >= target, TIMEOUT, on_snapshot=collect), client.error
+
+
+def latest_opad(client: RunClient, opads: list, step: int):
+    """Wait until the OPAD snapshot of ``step`` has arrived (rate-limited: it may come after the step's report)."""
+    def collect(snapshot):
+        if snapshot.opad is not None:
+            opads.append(snapshot.opad)
+
+    assert client.wait_for(lambda c: bool(opads) and opads[-1].steps[-1] == step, TIMEOUT, on_snapshot=collect)
+    return opads[-1]
+
+
+def advance(session: RunSession, n: int) -> None:
+    """Take ``n`` steps in a session as its worker does, one chunk at a time."""
+    session.step(n)
+    while session.busy:
+        session.advance()
 
 
 def feed(tracker: OpadTracker, sampler, steps: int) -> None:
@@ -63,36 +115,52 @@ def test_marginals_are_exact_and_estimated(monkeypatch):
     np.testing.assert_allclose(marginals["opad"], tracker.store.expectation()["opad"], atol=1e-12)
 
 
-def test_targets_too_large_to_enumerate_are_not_tracked_and_the_run_says_why():
+def test_targets_too_large_to_enumerate_are_not_tracked_and_the_run_says_why(engine):
     big = targets.make("ising_segmentation", size=6)
     assert "d = 36" in tracking_problem(big)
     with pytest.raises(ValueError, match="enumerate"):
         OpadTracker(big)
-    run = RunModel(RunConfig(target="ising_segmentation", target_params={"size": 6}, sampler="metropolis",
-                             statistic="log_prob"))
+    client = RunClient(engine, RunConfig(target="ising_segmentation", target_params={"size": 6},
+                                         sampler="metropolis", statistic="log_prob"))
     try:
-        assert run.tracker is None and run.opad_snapshot() is None and "d = 36" in run.opad_problem
-        run.step(5)
-        assert run.wait_idle()
+        opads = []
+        run_steps(client, 5, opads)
+        assert not client.info.opad_tracked and "d = 36" in client.info.opad_problem
+        assert client.status.n_steps == 5 and client.error == "" and opads == []
     finally:
-        run.close()
+        client.close()
+    session = RunSession(RunConfig(target="ising_segmentation", target_params={"size": 6}, sampler="metropolis",
+                                   statistic="log_prob"), run=1, request=1, max_particles=100_000)
+    advance(session, 5)
+    assert session.tracker is None and session.snapshot(Display(), everything=True).opad is None
 
 
-def test_a_run_streams_opad_snapshots_and_can_switch_them_off():
+def test_a_run_streams_opad_snapshots_and_can_switch_them_off(engine):
     config = RunConfig(target="ising1d", target_params={"m": 10}, sampler="locally_balanced", n_chains=3,
                        statistic="log_prob", opad_neighbours=True)
-    run = RunModel(config)
+    client = RunClient(engine, config)
     try:
-        run.step(200)
-        assert run.wait_idle()
-        snapshot = run.opad_snapshot()
+        opads = []
+        run_steps(client, 200, opads)
+        assert client.info.opad_tracked
+        snapshot = latest_opad(client, opads, 200)
         assert snapshot.steps[-1] == 200 and snapshot.n_particles > 0
-        assert run.sampler.record_neighbours and run.tracker.store.scored_neighbours
+        session = RunSession(config, run=1, request=1, max_particles=100_000)  # the run inside the worker
+        assert session.sampler.record_neighbours and session.tracker.store.scored_neighbours
+        advance(session, 200)
+        np.testing.assert_array_equal(session.tracker.snapshot.steps, snapshot.steps)
+        for kind in KINDS:  # the same run (up to rounding: where its chunks end depends on time)
+            np.testing.assert_allclose(session.tracker.snapshot.kl[kind], snapshot.kl[kind], rtol=1e-12, atol=1e-12)
         off = RunConfig.from_json(config.to_json())
         off.opad = False
-        assert run.apply(off) and run.tracker is None and "off" in run.opad_problem
+        assert client.apply(off)
+        assert client.wait_for(lambda c: built(c) and c.config is off, TIMEOUT)
+        assert not client.info.opad_tracked and "off" in client.info.opad_problem
+        opads.clear()
+        run_steps(client, 20, opads)
+        assert opads == []
     finally:
-        run.close()
+        client.close()
 
 
 def test_all_scored_states_needs_a_sampler_that_scores_them():
@@ -115,20 +183,24 @@ def test_dag_data_upload_runs_the_structure_target():
         parse_upload("dag", "wide.csv", wide.encode())
 
 
-def test_a_fixed_distance_run_is_measured_against_the_target_restricted_to_its_space():
+def test_a_fixed_distance_run_is_measured_against_the_target_restricted_to_its_space(engine):
     config = RunConfig(target="ising1d", target_params={"m": 10}, sampler="kawasaki", sampler_params={"n_active": 4},
                        n_chains=4, statistic="log_prob")
-    run = RunModel(config)
+    session = RunSession(config, run=1, request=1, max_particles=100_000)
+    advance(session, 400)
+    store = session.tracker.store
+    states, probabilities = store.exact()
+    assert len(states) == 210 and np.all(states.sum(axis=1) == 4)  # C(10, 4) states with 4 ones
+    visited = store.states(store.support("opad"))
+    assert np.all(visited.sum(axis=1) == 4)
+    scratch = -np.log(probabilities[np.isin(targets.state_codes(states), targets.state_codes(visited))].sum())
+    assert session.tracker.snapshot.kl["opad"][-1, -1] == pytest.approx(scratch, abs=1e-10)
+    client = RunClient(engine, config)  # the same run in a worker: what the views receive
     try:
-        run.step(400)
-        assert run.wait_idle()
-        store = run.tracker.store
-        states, probabilities = store.exact()
-        assert len(states) == 210 and np.all(states.sum(axis=1) == 4)  # C(10, 4) states with 4 ones
-        visited = store.states(store.support("opad"))
-        assert np.all(visited.sum(axis=1) == 4)
-        scratch = -np.log(probabilities[np.isin(targets.state_codes(states), targets.state_codes(visited))].sum())
-        assert run.opad_snapshot().kl["opad"][-1, -1] == pytest.approx(scratch, abs=1e-10)
-        assert np.all(run.opad_snapshot().marginals["exact"] == pytest.approx(0.4))  # symmetric chain: 4/10
+        opads = []
+        run_steps(client, 400, opads)
+        snapshot = latest_opad(client, opads, 400)
+        assert snapshot.kl["opad"][-1, -1] == pytest.approx(scratch, abs=1e-10)
+        assert np.all(snapshot.marginals["exact"] == pytest.approx(0.4))  # symmetric chain: 4/10
     finally:
-        run.close()
+        client.close()

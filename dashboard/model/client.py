@@ -31,6 +31,8 @@ from .engine import Engine, ServerBusy, WorkerHandle
 from .snapshot import Display, RunInfo, Snapshot, Status
 
 _owners = itertools.count(1)
+#: Longest silence towards the worker (seconds) before ``poll`` says the session is still there.
+HEARTBEAT_SECONDS = 5.0
 
 
 def merged_history(history: dict | None, snapshot: Snapshot) -> dict | None:
@@ -62,6 +64,8 @@ class RunClient(param.Parameterized):
         self._requests: dict[int, RunConfig] = {}
         self._serial = itertools.count(1)
         self._wanting = False
+        self._said_at = time.monotonic()
+        self._closed = False
         self._display = Display()
         self.history: dict | None = None
         self.apply(config or RunConfig())
@@ -128,6 +132,9 @@ class RunClient(param.Parameterized):
 
     def _send(self, *message) -> None:
         """Send to the worker, starting one (with the last built configuration) when there is none."""
+        if self._closed:
+            raise ServerBusy("this session's run has been closed; reload the page for a new one")
+        self._said_at = time.monotonic()
         if self._handle is None or not self._handle.alive:
             self._handle, self._wanting = self.engine.launch(self.owner), False
             if message[0] != "configure" and self.config is not None:
@@ -161,7 +168,10 @@ class RunClient(param.Parameterized):
                 raise EOFError
             if not self._wanting:
                 handle.connection.send(("want",))
-                self._wanting = True
+                self._wanting, self._said_at = True, time.monotonic()
+            elif time.monotonic() - self._said_at > min(HEARTBEAT_SECONDS, self.engine.budget.idle_seconds / 4):
+                handle.connection.send(("ping",))
+                self._said_at = time.monotonic()
         except (EOFError, OSError):
             self._lost()
         return snapshots
@@ -237,6 +247,7 @@ class RunClient(param.Parameterized):
         return self._handle is not None and self._handle.alive
 
     def close(self) -> None:
-        """Stop the worker and free this session's booking (idempotent)."""
+        """Stop the worker and free this session's booking (idempotent); the client starts no worker again."""
+        self._closed = True
         self._handle = None
         self.engine.release(self.owner)

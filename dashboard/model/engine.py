@@ -84,9 +84,9 @@ class Engine:
 
     # -- the ledger ----------------------------------------------------------------------------------------
     def _prune(self) -> None:
+        """Forget workers that ended (their sessions keep their bookings until ``release``: they restart them)."""
         for owner in [owner for owner, handle in self._workers.items() if not handle.alive]:
             del self._workers[owner]
-            self._reserved.pop(owner, None)
 
     @property
     def n_workers(self) -> int:

@@ -9,6 +9,7 @@ client → worker
     ``("display", Display)`` which chain (and slice, and running mean) the snapshots draw
     ``("replay", chain)`` pause, make one move and send it for slow motion
     ``("want",)`` send one snapshot as soon as something changed
+    ``("ping",)`` the session is still there (sent when it has had nothing else to say for a while)
     ``("close",)``
 worker → client
     ``("info", RunInfo)`` a run was built; ``("refused", message, request)`` a command was refused and the
@@ -103,6 +104,8 @@ class Worker:
             return False
         if name == "want":
             self._wanted = True
+            return True
+        if name == "ping":
             return True
         self._changed = True
         if name == "configure":

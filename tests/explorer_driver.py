@@ -1,0 +1,62 @@
+"""Driving an ``Explorer`` by hand in tests: its periodic flush is called until the page shows a state.
+
+The worker runs in-process (``Engine(in_process=True)``); every wait is on a
+state with a generous timeout, never on how much work fits in a time window.
+"""
+
+from __future__ import annotations
+
+import time
+
+from dashboard.explorer import Explorer
+from dashboard.model.client import RunClient
+from dashboard.model.config import RunConfig
+
+#: Longest wait for a run to reach a state (seconds): generous, so that a slow machine never fails a test.
+TIMEOUT = 60.0
+
+
+def built(client: RunClient) -> bool:
+    """Whether the client's latest configuration has been built by its worker."""
+    return client.info is not None and not client.building
+
+
+def settle(app: Explorer, condition) -> None:
+    """Flush until ``condition()`` holds."""
+    end = time.monotonic() + TIMEOUT
+    while True:
+        app.flush()
+        if condition():
+            return
+        assert time.monotonic() < end, "the dashboard did not reach the expected state"
+        time.sleep(0.01)
+
+
+def make_explorer(config: RunConfig) -> Explorer:
+    """An explorer whose first run has been built."""
+    app = Explorer(config)
+    settle(app, lambda: built(app.client))
+    return app
+
+
+def view(app: Explorer, kind: type):
+    """The explorer's live view of class ``kind``."""
+    return next(v for v in app.views if isinstance(v, kind))
+
+
+def card(app: Explorer, kind: type):
+    """The card holding the explorer's live view of class ``kind``."""
+    return app.cards[app.views.index(view(app, kind))]
+
+
+def applied(app: Explorer, config: RunConfig) -> None:
+    """Apply ``config`` through the controls and wait until its run is built."""
+    assert app.controls.apply(config)
+    settle(app, lambda: built(app.client) and app.client.config is config)
+
+
+def advance(app: Explorer, n: int) -> None:
+    """Take ``n`` steps (the Step button ``n`` times) and flush until they are shown."""
+    target = app.client.status.n_steps + n
+    app.client.step(n)
+    settle(app, lambda: app.client.status.n_steps >= target)
