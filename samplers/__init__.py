@@ -2,12 +2,16 @@
 
 ``make(name, target, n_chains=..., seed=..., **params)`` builds one,
 ``available()`` lists the names, ``run(sampler, n_steps)`` runs headless.
+Samplers that adapt their kernel during a burn-in (LSB, FLSB, intracluster
+with adapt) are ``Adaptive`` (``samplers.adaptive``): ``adapting``,
+``frozen_at``, ``freeze()``, ``frozen_params()``.
 """
 
 from __future__ import annotations
 
 from targets.base import Target
 
+from .adaptive import Adaptive
 from .balancing import BALANCING, log_balancing
 from .base import Sampler, StepRecord
 from .gibbs import BlockGibbs
@@ -48,7 +52,7 @@ def make(name: str, target: Target, **params) -> Sampler:
 
 
 __all__ = [
-    "BALANCING", "log_balancing", "Sampler", "StepRecord", "Trace", "run", "available", "make",
+    "Adaptive", "BALANCING", "log_balancing", "Sampler", "StepRecord", "Trace", "run", "available", "make",
     "sampler_class", "Metropolis", "Gibbs", "BlockGibbs", "HammingBall", "LocallyBalanced",
     "GibbsWithGradients", "LocalSelfBalancing", "FastLocalSelfBalancing", "StructureMCMC", "PartitionMCMC",
     "Intracluster", "Kawasaki",

@@ -173,6 +173,10 @@ class LearnedBalancing(torch.nn.Module):
         """Named scalars worth tracing while learning (LSB1: its weights)."""
         return {}
 
+    def saved_floats_per_knot(self) -> int:
+        """Floats the autograd graph of ``knot_values`` keeps per knot u ≥ 0 (its intermediate arrays' widths)."""
+        raise TypeError(f"{type(self).__name__} must implement saved_floats_per_knot")
+
 
 def _uniform(shape, bound: float, generator: torch.Generator) -> torch.nn.Parameter:
     values = torch.empty(shape, dtype=torch.float64).uniform_(-bound, bound, generator=generator)
@@ -198,6 +202,10 @@ class MixtureBalancing(LearnedBalancing):
         weights = self.log_weights().detach().exp().numpy()
         return {f"w_{name}": float(w) for name, w in zip(self.names, weights)}
 
+    def saved_floats_per_knot(self):
+        """The components and the logsumexp's input, one of each per fixed function."""
+        return 2 * len(self.names)
+
 
 class NeuralBalancing(LearnedBalancing):
     """LSB2: g_θ(t) = h_θ(t)/2 + t·h_θ(1/t)/2, log h_θ a one-hidden-layer tanh network (Proposition 3.2)."""
@@ -217,6 +225,10 @@ class NeuralBalancing(LearnedBalancing):
     def log_g(self, log_t):
         return torch.logaddexp(self.log_h(log_t), log_t + self.log_h(-log_t)) - np.log(2.0)
 
+    def saved_floats_per_knot(self):
+        """The hidden layer before and after tanh, per unit, and a few per-knot scalars (h at ±u, logaddexp)."""
+        return 2 * self.w1.numel() + 6
+
 
 class MonotoneBalancing(NeuralBalancing):
     """Appendix G: h_θ non-decreasing in t, a min–max network of ``blocks`` × ``blocks`` units."""
@@ -234,6 +246,11 @@ class MonotoneBalancing(NeuralBalancing):
         if self.positive_at_zero:
             return log_h
         return log_h + torch.nn.functional.logsigmoid(log_t)
+
+    def saved_floats_per_knot(self):
+        """The blocks × units products and sums, the per-block minima and their indices, and per-knot scalars."""
+        units = self.log_slopes.numel()
+        return 2 * units + 2 * self.log_slopes.shape[0] + 12
 
 
 PARAMETRIZATIONS = {"lsb1": MixtureBalancing, "lsb2": NeuralBalancing, "monotone": MonotoneBalancing}

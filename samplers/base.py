@@ -87,10 +87,18 @@ def acceptance_probability(log_alpha: np.ndarray) -> np.ndarray:
     return np.exp(np.minimum(0.0, log_alpha))
 
 
+#: Bytes per chain whatever the dimension: log p̃, the acceptance flags, and in the step record the chain's
+#: log p̃, proposal log p̃, flag, and the sites and values of a single-flip move.
+BYTES_PER_CHAIN = 64
+
+
 class Sampler(param.Parameterized):
     """Base class: state, seeding, evaluation accounting, step records."""
 
     registry_name = ""
+    #: Bytes per chain and site of the default ``estimated_bytes``: the state (uint8), and in the last step
+    #: record its copy and the proposal; subclasses add their per-site caches (8 per float64 cache).
+    bytes_per_site = 3
     n_chains = param.Integer(1, bounds=(1, 100_000), doc="Number of chains advanced together.")
     seed = param.Integer(0, bounds=(0, 2**63 - 1), doc="Seed of the sampler's random numbers and initial states.")
 
@@ -189,6 +197,34 @@ class Sampler(param.Parameterized):
         """Append the current state with the probability that is left over."""
         stay = max(0.0, 1.0 - float(np.sum(probs)))
         return np.vstack([candidates, x[None, :]]), np.append(probs, stay)
+
+    # -- memory ----------------------------------------------------------------------------------------------
+    @classmethod
+    def estimated_bytes(cls, n_chains: int, dim: int, params: dict | None = None) -> int:
+        """Bytes a sampler of this class with ``params`` holds for ``n_chains`` chains of dimension ``dim``.
+
+        ``params`` are requested parameters (class defaults for the others).
+        Counted: the states, log p̃ and every per-chain cache (flip ratios,
+        sum-trees, walk records, gradients, …), the fixed tables (block
+        enumerations, score tables, learned functions with their optimiser
+        state, histories and autograd graph), and the arrays of the last
+        ``StepRecord``, which a caller keeps. An upper estimate: never below
+        what is held, and within about 2× of it for everything that grows
+        with ``n_chains``·``dim`` (``tests/test_sampler_size.py``). Not
+        counted: the target's own memory, Python objects and the random
+        generator (a few kB), and the temporaries of a step (a few
+        ``n_chains``·``dim`` float64 arrays in the target's evaluations, and
+        ``n_chains`` × the number of candidates for the block samplers).
+
+        Default: ``n_chains``·(``dim``·``bytes_per_site`` + ``BYTES_PER_CHAIN``)
+        + 8·``dim`` (a per-site table such as a reference state).
+        """
+        return int(n_chains * (dim * cls.bytes_per_site + BYTES_PER_CHAIN) + 8 * dim)
+
+    @classmethod
+    def _requested(cls, params: dict | None, name: str):
+        """Parameter ``name`` as requested in ``params``, else the class default."""
+        return (params or {}).get(name, cls.param[name].default)
 
     def config(self) -> dict:
         """Name and parameter values: with the target's config this replays a run exactly."""

@@ -44,6 +44,18 @@ class BlockGibbs(Sampler):
     #: candidates (the Hamming ball's centre); plain block Gibbs has one.
     n_auxiliary = 1
 
+    @classmethod
+    def estimated_bytes(cls, n_chains, dim, params=None):
+        """The default plus each record's k sites and values, and the table of candidate block values."""
+        k = cls._requested(params, "block_size")
+        return super().estimated_bytes(n_chains, dim, params) + 9 * n_chains * k + cls._table_bytes(params)
+
+    @classmethod
+    def _table_bytes(cls, params) -> int:
+        """Bytes of the fixed candidate table: all 2^k block configurations (k bytes each)."""
+        k = cls._requested(params, "block_size")
+        return 2**k * k
+
     def _validate(self):
         if self.block_size > self.target.dim:
             raise ValueError(f"block_size={self.block_size} exceeds the target's dim={self.target.dim}")

@@ -14,6 +14,7 @@ M evaluations per step.
 from __future__ import annotations
 
 import itertools
+from math import comb
 
 import numpy as np
 import param
@@ -38,6 +39,12 @@ class HammingBall(BlockGibbs):
     registry_name = "hamming_ball"
     block_size = param.Integer(10, bounds=(1, 20), doc="Block size k.")
     radius = param.Integer(1, bounds=(1, 20), doc="Hamming radius r (r ≤ k).")
+
+    @classmethod
+    def _table_bytes(cls, params):
+        """Bytes of the ball's M = Σ_{j≤r} C(k, j) masks (k bytes each)."""
+        k, r = cls._requested(params, "block_size"), cls._requested(params, "radius")
+        return sum(comb(k, j) for j in range(r + 1)) * k
 
     def _validate(self):
         super()._validate()

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+#: Rows a history holds at most.
+CAPACITY = 4096
+
 
 class BoundedHistory:
     """Bounded trace of a step column and scalar ``columns``: when full, every other row is dropped.
@@ -16,10 +19,15 @@ class BoundedHistory:
     never sees rows that are not written yet.
     """
 
-    def __init__(self, columns: list[str], capacity: int = 4096):
+    def __init__(self, columns: list[str], capacity: int = CAPACITY):
         self.columns = ["step", *columns]
         self._state = (np.empty((capacity, len(self.columns))), 0)
         self._stride = 1
+
+    @staticmethod
+    def estimated_bytes(n_columns: int, capacity: int = CAPACITY) -> int:
+        """Bytes of a history of ``n_columns`` scalars (plus the step): its float64 rows, allocated in full."""
+        return 8 * capacity * (n_columns + 1)
 
     def append(self, step: int, values: list[float]) -> None:
         if step % self._stride:

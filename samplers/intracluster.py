@@ -71,9 +71,12 @@ chains by stochastic approximation — the walk length towards
 criterion (the squared jump per unit of compute) are in
 ``samplers.walk_adaptation``. Meanwhile the chain is adaptive MCMC (each
 chain moves with its own perturbed γ, and the tree is rebuilt, O(d), when γ
-changes). Then the tuned values are frozen into ``gamma`` and
-``walk_length`` (``frozen_at`` records the step, ``adapt`` turns off) and
-the chain is exact MCMC with that kernel; ``config()`` replays it.
+changes). Then the tuned values are frozen (``samplers.adaptive``:
+``frozen_at`` records the step) and the chain is exact MCMC with the plain
+kernel at those values. The parameters stay as requested — ``config()``
+replays the whole run, tuning included — and ``frozen_params()`` gives the
+tuned ``{"gamma", "walk_length", "adapt": False}``: merged over the requested
+parameters they make the frozen kernel from step 0.
 
 ``last_walk`` (a ``WalkRecord``) holds every state the last move scored, for
 estimators that reuse all scored states.
@@ -90,10 +93,12 @@ import param
 from targets.base import flip
 from targets.pairwise import PairwiseBinaryModel
 
+from .adaptive import Adaptive
 from .base import acceptance_probability, metropolis_accept, sample_categorical
 from .fixed_distance import FixedDistanceSampler
+from .history import BoundedHistory
 from .sumtree import LogSumTree
-from .walk_adaptation import WalkAdaptation
+from .walk_adaptation import HISTORY_COLUMNS, WalkAdaptation
 
 ORDERS = ("up_first", "down_first", "random")
 
@@ -391,15 +396,16 @@ class _DenseWalks(_Walks):
 
 
 # -- the sampler ------------------------------------------------------------------------------------------
-class Intracluster(FixedDistanceSampler):
+class Intracluster(Adaptive, FixedDistanceSampler):
     """Intracluster moves: energy-biased self-avoiding walks out of S_n(c) and back (Hamze & de Freitas 2010).
 
     With ``adapt`` the first ``burn_in`` steps tune γ and the walk length
-    (``samplers.walk_adaptation``); then ``freeze()`` makes the tuned values
-    the parameters and the chain is the plain, exact kernel with them.
+    (``samplers.walk_adaptation``); then ``freeze()`` fixes the tuned values
+    (``frozen_params()``) and the chain is the plain, exact kernel with them.
     """
 
     registry_name = "intracluster"
+    bytes_per_site = FixedDistanceSampler.bytes_per_site + 9  # the walks' flip log-ratios Δ and barred bits
     walk_length = param.Parameter(1, doc="Walk length k, or (k_min, k_max) to draw k uniformly per move and chain; "
                                          "1 ≤ k ≤ min(n, d − n).")
     gamma = param.Number(1.0, bounds=(0.0, None),
@@ -414,17 +420,37 @@ class Intracluster(FixedDistanceSampler):
                              doc="Walk steps by sum-trees, O(log d) (sparse models), or dense O(d) updates; auto "
                                  "chooses by the target's sparsity.")
     adapt = param.Boolean(False, doc="Tune γ and the walk length during the first burn_in steps (stochastic "
-                                     "approximation, samplers.walk_adaptation), then freeze them: the tuned values "
-                                     "become gamma and walk_length and adapt turns off.")
+                                     "approximation, samplers.walk_adaptation), then freeze them: gamma and "
+                                     "walk_length are the starting values, frozen_params() the tuned ones.")
     burn_in = param.Integer(1000, bounds=(0, None), doc="With adapt: the steps during which γ and k are tuned.")
     target_acceptance = param.Number(0.3, bounds=(0.0, 1.0), inclusive_bounds=(False, False),
                                      doc="With adapt: the acceptance rate the walk length is tuned to (the longest "
                                          "walks still accepted this often).")
 
+    @classmethod
+    def estimated_bytes(cls, n_chains, dim, params=None):
+        """The default plus the walks' caches and records, the sum-trees and the tuning.
+
+        Per chain: γ and its index, the last move's ``WalkRecord`` and the
+        record's sites and values for walks of up to 2K steps (K the longest
+        walk length; with adapt min(n, d − n), which the tuning may reach).
+        The two sum-trees per chain unless ``backend="dense"`` (``"auto"``
+        may choose them). With adapt, the tuning's per-chain signs and last
+        log acceptances, and its history.
+        """
+        n_active = cls._requested(params, "n_active") or dim // 2
+        limit = min(n_active, dim - n_active)
+        adapt = cls._requested(params, "adapt")
+        longest = limit if adapt else walk_length_range(cls._requested(params, "walk_length"), limit)[1]
+        per_chain = 16 + 2 * longest * (16 + 9) + 16 + (16 if adapt else 0)
+        trees = 0 if cls._requested(params, "backend") == "dense" else LogSumTree.estimated_bytes(2 * n_chains, dim)
+        history = BoundedHistory.estimated_bytes(len(HISTORY_COLUMNS)) if adapt else 0
+        return super().estimated_bytes(n_chains, dim, params) + n_chains * per_chain + trees + history
+
     def _validate(self):
         super()._validate()
         self._limit = min(self.distance, self.target.dim - self.distance)
-        self._lengths = walk_length_range(self.walk_length, self._limit)
+        walk_length_range(self.walk_length, self._limit)
 
     @property
     def active_backend(self) -> str:
@@ -436,31 +462,25 @@ class Intracluster(FixedDistanceSampler):
         sparse = flip_update_width(self.target) * max(1, (d - 1).bit_length()) < d
         self._backend = ("tree" if sparse else "dense") if self.backend == "auto" else self.backend
         walks = _TreeWalks if self._backend == "tree" else _DenseWalks
-        self._walks = walks(self.target, self.states, self.reference_state, self.gamma)
+        # The kernel's γ and (k_min, k_max): the requested ones, the tuned ones once frozen.
+        self._gamma, self._lengths = float(self.gamma), walk_length_range(self.walk_length, self._limit)
+        self._walks = walks(self.target, self.states, self.reference_state, self._gamma)
         self._everyone = np.arange(self.n_chains)
         self.last_walk: WalkRecord | None = None
-        self.adaptation = (WalkAdaptation(self.gamma, self._lengths, self._limit, self.target_acceptance,
+        self.adaptation = (WalkAdaptation(self._gamma, self._lengths, self._limit, self.target_acceptance,
                                           self.n_chains) if self.adapt else None)
-        self.frozen_at: int | None = None
+        self._start_adaptation(self.adapt)
 
-    # -- adaptation --------------------------------------------------------------------------------------
-    @property
-    def adapting(self) -> bool:
-        """Whether γ and the walk length are still being tuned (the chain is then adaptive, not exact, MCMC)."""
-        return self.adaptation is not None and self.frozen_at is None
+    # -- adaptation (the Adaptive hooks) --------------------------------------------------------------------
+    def _fix_kernel(self) -> None:
+        """The tuned γ and walk length become the kernel's (the parameters keep the requested values)."""
+        self._gamma = self.adaptation.gamma
+        self._lengths = walk_length_range(self.adaptation.walk_length(), self._limit)
+        self._walks.set_gamma(np.full(self.n_chains, self._gamma))
 
-    def freeze(self) -> None:
-        """Stop tuning now: the tuned γ and walk length become ``gamma`` and ``walk_length``, ``adapt`` turns off.
-
-        From here on the chain is the plain (exact) intracluster kernel with
-        those parameters, and ``config()`` replays it.
-        """
-        if not self.adapting:
-            return
-        self.frozen_at = self.n_steps
-        self.param.update(gamma=self.adaptation.gamma, walk_length=self.adaptation.walk_length(), adapt=False)
-        self._lengths = walk_length_range(self.walk_length, self._limit)
-        self._walks.set_gamma(np.full(self.n_chains, self.gamma))
+    def _kernel_params(self) -> dict:
+        k_min, k_max = self._lengths
+        return {"gamma": self._gamma, "walk_length": k_min if k_min == k_max else (k_min, k_max), "adapt": False}
 
     def adaptation_history(self) -> dict[str, np.ndarray] | None:
         """The tuning so far, per adaptation step: step, gamma, walk_length (κ), acceptance (mean ᾱ); bounded."""
@@ -489,9 +509,7 @@ class Intracluster(FixedDistanceSampler):
 
     # -- the vectorised move -----------------------------------------------------------------------------
     def _step(self):
-        if self.adapting and self.n_steps >= self.burn_in:
-            self.freeze()
-        if not self.adapting:
+        if not self._adapts_this_step():
             return self._move()
         self._walks.set_gamma(self.adaptation.chain_gammas())
         moved = self._move()
@@ -588,7 +606,7 @@ class Intracluster(FixedDistanceSampler):
         The paths are grown breadth-first with the flip ratios of every state
         they visit; then each path's reverse (R(ρ), R(σ)) is scored step by step.
         """
-        d, c, gamma = x.size, self.reference_state, self.gamma
+        d, c, gamma = x.size, self.reference_state, self._gamma
         states, deltas = [x[None, :]], [self.target.delta_log_prob(x[None, :])]  # s_t and Δ(s_t) of every path
         bits = np.zeros((1, 0), dtype=np.int64)
         log_forward = np.zeros(1)

@@ -25,6 +25,7 @@ class Kawasaki(FixedDistanceSampler):
     """Kawasaki exchange: swap a random differing bit with a random agreeing one, Metropolis-accepted."""
 
     registry_name = "kawasaki"
+    bytes_per_site = FixedDistanceSampler.bytes_per_site + 8  # the lists of differing and agreeing bits (int64)
 
     def _prepare(self):
         order = np.argsort(self.states == self.reference_state, axis=1, kind="stable")

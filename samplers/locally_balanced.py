@@ -69,10 +69,17 @@ class LocallyBalanced(_FlipProposalSampler):
     """Zanella's locally balanced single-flip proposal with exact flip ratios and MH correction."""
 
     registry_name = "locally_balanced"
+    bytes_per_site = Sampler.bytes_per_site + 8  # the flip log-ratios Δ
     record_neighbours = param.Boolean(False, doc="Put the flip ratios of all d neighbours of each chain's state "
                                                  "(computed for the proposal anyway) in every step record, so "
                                                  "that OPAD+ can add every scored state "
                                                  "(ParticleStore(scored_neighbours=True)).")
+
+    @classmethod
+    def estimated_bytes(cls, n_chains, dim, params=None):
+        """The default plus the sum-trees of log g(t_j) and, with ``record_neighbours``, each record's copy of Δ."""
+        neighbours = 8 * n_chains * dim if cls._requested(params, "record_neighbours") else 0
+        return super().estimated_bytes(n_chains, dim, params) + LogSumTree.estimated_bytes(n_chains, dim) + neighbours
 
     def _prepare(self):
         self._delta = self.target.delta_log_prob(self.states)
@@ -110,6 +117,7 @@ class GibbsWithGradients(_FlipProposalSampler):
     """Gibbs-with-Gradients: locally balanced proposal on Taylor-estimated flip ratios."""
 
     registry_name = "gwg"
+    bytes_per_site = Sampler.bytes_per_site + 8  # the gradient of log p̃
 
     def _validate(self):
         if not self.target.differentiable:

@@ -66,7 +66,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .balancing import KNOTS, BalancingTable, KnotPositions, LearnedBalancing
+from .balancing import HALF_KNOTS, KNOTS, BalancingTable, KnotPositions, LearnedBalancing
 from .base import sample_weighted
 from .history import BoundedHistory
 
@@ -190,6 +190,19 @@ class BalancingLearner:
         self.updates = 0
         self.skipped = 0
         self.history = BoundedHistory(["loss", "eta", *function.describe()])
+
+    @staticmethod
+    def estimated_bytes(function: LearnedBalancing) -> int:
+        """Bytes a learner of ``function`` holds (float64 throughout).
+
+        Its history (``BoundedHistory``, allocated in full), the table (knot
+        values and slopes) and the knot values it keeps, the autograd graph of
+        those (``saved_floats_per_knot`` per knot u ≥ 0), and θ and η with
+        their gradients and up to two optimiser moments (Adam; SGD keeps one).
+        """
+        n_theta = sum(parameter.numel() for parameter in function.parameters()) + 1
+        return (BoundedHistory.estimated_bytes(2 + len(function.describe())) + 8 * 3 * KNOTS.size
+                + 8 * HALF_KNOTS.size * function.saved_floats_per_knot() + 8 * 4 * n_theta)
 
     @property
     def eta(self) -> float:

@@ -90,7 +90,7 @@ import numpy as np
 import param
 
 from .base import acceptance_probability, metropolis_accept, sample_weighted
-from .structure_mcmc import DagSampler
+from .structure_mcmc import DagSampler, nodes_of
 
 
 # -- partitions ---------------------------------------------------------------------------------
@@ -238,6 +238,19 @@ class PartitionMCMC(DagSampler):
     move_weights = param.NumericTuple(None, length=4, allow_None=True,
                                       doc="Probabilities of the moves (swap, swap_adjacent, split_join, "
                                           "move_node), normalised; None: BiDAG's n-dependent defaults.")
+
+    @classmethod
+    def estimated_bytes(cls, n_chains, dim, params=None):
+        """The default plus per chain its partition (n int64), log R and the record's proposed DAG, and the tables.
+
+        Tables: the local scores masked by the fan-in (n × 2^n float64), the
+        node masks of the split moves (2^n int64), the node pairs of the two
+        swap moves, and the record's all-sites index (``dim`` int64).
+        """
+        n = nodes_of(dim)
+        per_chain = 8 * n + 8 + dim
+        tables = 8 * (n + 1) * 2**n + 2 * 16 * (n * (n - 1) // 2) + 8 * dim
+        return super().estimated_bytes(n_chains, dim, params) + n_chains * per_chain + tables
 
     def _validate(self):
         super()._validate()

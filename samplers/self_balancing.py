@@ -5,8 +5,12 @@ learned during a burn-in of ``burn_in`` steps by minimising the
 mutual-information bound of ``mi_objective`` (one optimiser step per sampler
 step, on the batch of chains), then frozen: from then on the chain is an
 ordinary locally balanced sampler with a fixed g and leaves the target exactly
-invariant. ``keep_adapting=True`` never freezes — the chain is then adaptive
-MCMC, whose invariance is not guaranteed.
+invariant. ``keep_adapting=True`` never freezes by itself (only ``freeze()``
+does) — the chain is then adaptive MCMC, whose invariance is not guaranteed.
+Learning and freezing follow ``samplers.adaptive``: once frozen,
+``frozen_params()`` is ``{"theta": θ, "burn_in": 0, "keep_adapting": False}``,
+and a sampler made with those merged over the requested parameters starts
+frozen with the learned θ (parameter ``theta``).
 
 * ``lsb`` uses the exact flip ratios (``LocallyBalanced``): a learning step
   needs the ratios at x, at the proposal x' (for Z(x')) and at the uniform
@@ -32,15 +36,28 @@ import torch
 
 from targets.base import flip
 
-from .balancing import BALANCING, PARAMETRIZATIONS, make_parametrization
+from .adaptive import Adaptive
+from .balancing import BALANCING, PARAMETRIZATIONS, LearnedBalancing, make_parametrization
 from .base import metropolis_accept
 from .locally_balanced import GibbsWithGradients, LocallyBalanced, flip_log_acceptance
 from .mi_objective import BalancingLearner, FlipProposal, LearningBatch
 from .sumtree import LogSumTree
 
 
-class _SelfBalancing(param.Parameterized):
-    """Parameters and the learning step shared by LSB and FLSB."""
+def _load_theta(function: LearnedBalancing, theta: dict) -> None:
+    """Set the parameters θ of ``function`` from ``theta`` (name → nested lists, as ``balancing_state`` gives)."""
+    current = function.state_dict()
+    if set(theta) != set(current):
+        raise ValueError(f"theta needs the keys {sorted(current)}; got {sorted(theta)}")
+    tensors = {name: torch.as_tensor(np.asarray(value, dtype=np.float64)) for name, value in theta.items()}
+    for name, tensor in tensors.items():
+        if tensor.shape != current[name].shape or not torch.isfinite(tensor).all():
+            raise ValueError(f"theta[{name!r}] must be finite with shape {tuple(current[name].shape)}")
+    function.load_state_dict(tensors)
+
+
+class _SelfBalancing(Adaptive, param.Parameterized):
+    """Parameters and the learning step shared by LSB and FLSB (adaptive in the sense of ``samplers.adaptive``)."""
 
     parametrization = param.Selector(
         default="lsb1", objects=[*PARAMETRIZATIONS, "fixed"],
@@ -59,21 +76,47 @@ class _SelfBalancing(param.Parameterized):
         False, doc="Never freeze g_θ. Warning: the chain is then adaptive MCMC and need not leave the target invariant.")
     uniform_mixture = param.Number(1e-8, bounds=(0.0, 1.0), inclusive_bounds=(True, False),
                                    doc="π: probability that Q₁ draws a uniform state instead of the chain's.")
+    theta = param.Dict(None, allow_None=True,
+                       doc="θ of the learned g at step 0, as balancing_state() gives it (None: the seeded "
+                           "initialisation); with burn_in=0 the chain is the frozen kernel with this θ.")
+
+    @classmethod
+    def _learned_function(cls, params: dict, seed: int = 0) -> LearnedBalancing:
+        """The g_θ that ``params`` ask for (class defaults for the rest; not "fixed"), initialised from ``seed``."""
+        return make_parametrization(cls._requested(params, "parametrization"),
+                                    hidden_units=cls._requested(params, "hidden_units"),
+                                    blocks=cls._requested(params, "monotone_blocks"),
+                                    positive_at_zero=cls._requested(params, "positive_at_zero"), seed=seed)
+
+    @classmethod
+    def estimated_bytes(cls, n_chains, dim, params=None):
+        """The kernel's bytes plus, for a learned g, the learner's (``BalancingLearner.estimated_bytes``)."""
+        kernel = super().estimated_bytes(n_chains, dim, params)
+        if cls._requested(params, "parametrization") == "fixed":
+            return kernel
+        return kernel + BalancingLearner.estimated_bytes(cls._learned_function(params or {}))
+
+    def _prepare(self):
+        self._init_learning()
+        super()._prepare()
 
     def _init_learning(self) -> None:
-        self.frozen_at = None
         self.last_loss = float("nan")
         if self.parametrization == "fixed":
+            if self.theta is not None:
+                raise ValueError("parametrization='fixed' has no parameters θ to set; theta must be None")
             self.learner = None
-            self.learning = False
-            return
-        function = make_parametrization(self.parametrization, hidden_units=self.hidden_units,
-                                        blocks=self.monotone_blocks, positive_at_zero=self.positive_at_zero,
-                                        seed=self.seed)
-        self.learner = BalancingLearner(function, self.optimizer, self.learning_rate)
-        self.learning = self.burn_in > 0 or self.keep_adapting
-        if not self.learning:
-            self.frozen_at = 0
+        else:
+            function = self._learned_function(self.param.values(), self.seed)
+            if self.theta is not None:
+                _load_theta(function, self.theta)
+            self.learner = BalancingLearner(function, self.optimizer, self.learning_rate)
+        self._start_adaptation(self.learner is not None)
+
+    @property
+    def learning(self) -> bool:
+        """Alias of ``adapting``, still read by ``dashboard.model.session``; to go once that reads ``adapting``."""
+        return self.adapting
 
     def log_g(self, log_t):
         """log g(t) of the current (learned, possibly still learning) balancing function."""
@@ -82,41 +125,23 @@ class _SelfBalancing(param.Parameterized):
         return self.learner.table.log_g(log_t)
 
     def balancing_state(self) -> dict[str, list]:
-        """θ of the learned balancing function (``load_balancing`` restores it)."""
+        """θ of the learned balancing function now, as nested lists ({} for a fixed g); ``theta`` takes it."""
         if self.learner is None:
             return {}
         return {name: value.detach().tolist() for name, value in self.learner.function.state_dict().items()}
 
-    def load_balancing(self, state: dict) -> None:
-        """Set θ (e.g. one learned by an earlier run); a frozen chain continues exactly with it."""
-        if self.learner is None:
-            raise ValueError("parametrization='fixed' has no parameters to load")
-        current = self.learner.function.state_dict()
-        if set(state) != set(current):
-            raise ValueError(f"balancing state needs the keys {sorted(current)}; got {sorted(state)}")
-        tensors = {name: torch.as_tensor(np.asarray(value, dtype=np.float64)) for name, value in state.items()}
-        for name, tensor in tensors.items():
-            if tensor.shape != current[name].shape or not torch.isfinite(tensor).all():
-                raise ValueError(f"balancing state {name!r} must be finite with shape {tuple(current[name].shape)}")
-        self.learner.function.load_state_dict(tensors)
-        self.learner.refresh()
-        if not self.learning:
-            self._after_freeze()
+    # -- the Adaptive hooks -------------------------------------------------------------------------------
+    def _adaptation_steps(self):
+        return None if self.keep_adapting else self.burn_in
 
-    def freeze(self) -> None:
-        """Stop learning now: θ is fixed from this step on and the chain is exact MCMC."""
-        if self.learning:
-            self.learning = False
-            self.frozen_at = self.n_steps
-            self._after_freeze()
+    def _fix_kernel(self) -> None:
+        """Rebuild the caches that learning did not maintain (none by default: g is read from the table)."""
 
-    def _after_freeze(self) -> None:
-        """Rebuild caches that learning did not maintain."""
+    def _kernel_params(self) -> dict:
+        return {"theta": self.balancing_state(), "burn_in": 0, "keep_adapting": False}
 
     def _step(self):
-        if self.learning and not self.keep_adapting and self.n_steps >= self.burn_in:
-            self.freeze()
-        if self.learning:
+        if self._adapts_this_step():
             return self._learning_step()
         return super()._step()
 
@@ -177,11 +202,7 @@ class LocalSelfBalancing(_SelfBalancing, LocallyBalanced):
 
     registry_name = "lsb"
 
-    def _prepare(self):
-        self._init_learning()
-        super()._prepare()
-
-    def _after_freeze(self):
+    def _fix_kernel(self):
         self._tree = LogSumTree(self.log_g(self._delta))
 
     def _current_ratios(self):
@@ -205,10 +226,6 @@ class FastLocalSelfBalancing(_SelfBalancing, GibbsWithGradients):
     """FLSB (Algorithm 2): Taylor-estimated flip ratios from one gradient, learned g_θ, exact MH."""
 
     registry_name = "flsb"
-
-    def _prepare(self):
-        self._init_learning()
-        super()._prepare()
 
     def _current_ratios(self):
         return (1.0 - 2.0 * self.states) * self._grad

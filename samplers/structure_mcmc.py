@@ -65,6 +65,11 @@ def reachability(adjacency: np.ndarray) -> np.ndarray:
     return reach
 
 
+def nodes_of(dim: int) -> int:
+    """The number of nodes n of DAG states of ``dim`` = n(n − 1) edge bits."""
+    return int(round((1 + np.sqrt(1 + 4 * dim)) / 2))
+
+
 class DagSampler(Sampler):
     """Shared base of the DAG samplers: the ``dag`` target, a fan-in limit, acyclic initial states."""
 
@@ -106,6 +111,12 @@ class StructureMCMC(DagSampler):
     """Metropolis–Hastings on DAGs with uniform single-edge addition, deletion and reversal proposals."""
 
     registry_name = "structure_mcmc"
+
+    @classmethod
+    def estimated_bytes(cls, n_chains, dim, params=None):
+        """The default plus each chain's valid moves (2n² bools) and second record site; the edge index (n² int64)."""
+        n = nodes_of(dim)
+        return super().estimated_bytes(n_chains, dim, params) + n_chains * (2 * n * n + 9) + 8 * n * n
 
     def _prepare(self):
         n = self.target.n_nodes

@@ -21,18 +21,28 @@ from __future__ import annotations
 import numpy as np
 
 
+def leaf_slots(d: int) -> int:
+    """Leaves a tree over ``d`` leaves allocates: d rounded up to a power of two."""
+    return 1 << max(0, int(d - 1).bit_length())
+
+
 class LogSumTree:
     """``n`` sum-trees over ``d`` leaves each, stored as one ``(n, 2·size)`` array."""
 
     def __init__(self, log_weights: np.ndarray):
         n, d = log_weights.shape
-        self.size = 1 << max(0, int(d - 1).bit_length())
+        self.size = leaf_slots(d)
         self.depth = self.size.bit_length() - 1
         self.width = 2 * self.size
         self.nodes = np.full((n, self.width), -np.inf)
         self._flat = np.reshape(self.nodes, -1, copy=False)  # row r's node v is _flat[r·width + v]
         self._levels = np.arange(self.depth + 1)[:, None]
         self.rebuild(log_weights)
+
+    @staticmethod
+    def estimated_bytes(n: int, d: int) -> int:
+        """Bytes of ``n`` trees over ``d`` leaves: n · 2·size float64 nodes (size = ``leaf_slots(d)`` < 2d)."""
+        return 16 * n * leaf_slots(d)
 
     def rebuild(self, log_weights: np.ndarray) -> None:
         """Set every leaf of every tree (``(n, d)``) and recompute all nodes: O(n·d)."""

@@ -13,7 +13,8 @@
 5. Records, evaluation counts, reproducibility, the walks' caches after many
    moves (equal to a rebuild from the states), and bad input.
 6. Adaptation of γ and the walk length during burn-in: once frozen the chain
-   is the plain kernel with the tuned parameters (exact, as in 1); from a
+   is the plain kernel with the tuned parameters (``frozen_params()``; the
+   parameters stay as requested) and exact, as in 1; from a
    clearly bad start the tuning moves both parameters the right way and
    reaches the target acceptance; reproducible by seed; bounded history.
 """
@@ -408,33 +409,30 @@ def test_transition_row_and_reset_refuse_states_outside_the_support():
 def test_a_frozen_adapted_sampler_is_the_plain_exact_kernel_with_the_tuned_parameters(walk_length):
     sampler = make("intracluster", "frustrated_boltzmann", 4, n_chains=4, seed=0, walk_length=walk_length, gamma=2.0,
                    adapt=True, burn_in=60)
+    requested = sampler.config()["params"]
     with pytest.raises(ValueError, match="adapting"):
         sampler.transition_row(sampler.states[0])
     for _ in range(60):
         sampler.step(record=False)
-    assert sampler.adapting and sampler.frozen_at is None
+    assert sampler.adapting and sampler.frozen_at is None and sampler.frozen_params() is None
     sampler.step(record=False)
-    assert not sampler.adapting and not sampler.adapt and sampler.frozen_at == 60
-    tuned = sampler.adaptation_history()
-    assert sampler.gamma != 2.0 and sampler.gamma == sampler.adaptation.gamma
-    assert isinstance(sampler.walk_length, int if walk_length == 3 else tuple)
+    assert not sampler.adapting and sampler.frozen_at == 60
+    tuned = sampler.frozen_params()
+    assert tuned == {"gamma": sampler.adaptation.gamma, "walk_length": sampler.adaptation.walk_length(), "adapt": False}
+    assert tuned["gamma"] != 2.0 and isinstance(tuned["walk_length"], int if walk_length == 3 else tuple)
+    assert sampler.config()["params"] == requested  # the parameters stay as requested
     _, pi, T = restricted_kernel(sampler)
     np.testing.assert_allclose(T.sum(axis=1), 1.0, atol=1e-12)
     np.testing.assert_allclose(pi @ T, pi, atol=1e-10, rtol=0)
     flow = pi[:, None] * T
     np.testing.assert_allclose(flow, flow.T, atol=1e-10, rtol=0)
-    # config() replays the frozen kernel: a plain sampler with the tuned γ and walk length.
-    config = sampler.config()["params"]
-    assert config["adapt"] is False and config["gamma"] == sampler.gamma
-    replay = make("intracluster", "frustrated_boltzmann", 4, **{k: v for k, v in config.items() if k != "n_active"})
-    np.testing.assert_array_equal(restricted_kernel(replay)[2], T)
-    # … and the frozen chain goes on exactly as that plain sampler does from the same states and random numbers.
-    replay = make("intracluster", "frustrated_boltzmann", 4, n_chains=4, gamma=sampler.gamma,
-                  walk_length=sampler.walk_length, init=sampler.states)
-    replay.rng.bit_generator.state = sampler.rng.bit_generator.state
-    for _ in range(20):
-        np.testing.assert_array_equal(sampler.step().states, replay.step().states)
-    np.testing.assert_array_equal(sampler.adaptation_history()["step"], tuned["step"])
+    # The frozen kernel is the plain sampler with the tuned γ and walk length (the requested ones merged under them).
+    plain = make("intracluster", "frustrated_boltzmann", 4, **{k: v for k, v in {**requested, **tuned}.items()
+                                                               if k != "n_active"})
+    np.testing.assert_array_equal(restricted_kernel(plain)[2], T)
+    tuning = sampler.adaptation_history()
+    samplers.run(sampler, 20)
+    np.testing.assert_array_equal(sampler.adaptation_history()["step"], tuning["step"])
 
 
 @pytest.mark.parametrize("start, moves", [(dict(gamma=3.0, walk_length=40), "down"),

@@ -40,19 +40,14 @@ def random_function(name: str, seed: int, scale: float = 1.5):
     return function
 
 
-def random_state(sampler, seed: int) -> dict:
-    function = random_function(sampler.parametrization, seed)
-    function_state = function.state_dict()
-    reference = sampler.learner.function.state_dict()
-    assert all(function_state[k].shape == reference[k].shape for k in reference)
-    return {name: value.tolist() for name, value in function_state.items()}
+def random_theta(parametrization: str, seed: int) -> dict:
+    """A random θ for a sampler with hidden_units=6, monotone_blocks=4, as the ``theta`` parameter takes it."""
+    return {name: value.tolist() for name, value in random_function(parametrization, seed).state_dict().items()}
 
 
 def frozen(name, target, parametrization, seed=0, **params):
-    sampler = samplers.make(name, target, parametrization=parametrization, burn_in=0, seed=seed,
-                            hidden_units=6, monotone_blocks=4, **params)
-    sampler.load_balancing(random_state(sampler, seed=17))
-    return sampler
+    return samplers.make(name, target, parametrization=parametrization, burn_in=0, seed=seed, hidden_units=6,
+                         monotone_blocks=4, theta=random_theta(parametrization, seed=17), **params)
 
 
 # -- the parametrisations -----------------------------------------------------------------------------
@@ -125,7 +120,8 @@ def test_frozen_sampler_with_random_theta_is_exact(name, parametrization, tiny_t
             samplers.make(name, tiny_target)
         return
     sampler = frozen(name, tiny_target, parametrization)
-    assert not sampler.learning and sampler.frozen_at == 0
+    assert not sampler.adapting and sampler.frozen_at == 0
+    assert sampler.balancing_state() == random_theta(parametrization, seed=17)
     pi = stationary_distribution(tiny_target)
     T = transition_matrix(sampler)
     np.testing.assert_allclose(T.sum(axis=1), 1.0, atol=1e-12)
@@ -158,12 +154,10 @@ def test_the_learning_step_kernel_is_exact_when_theta_stands_still(name):
     target = TINY_TARGETS["frustrated_boltzmann"]()
 
     def build(n_chains):
-        sampler = samplers.make(name, target, parametrization="lsb1", keep_adapting=True, learning_rate=1e-300,
-                                n_chains=n_chains, seed=7)
-        sampler.load_balancing(random_state(sampler, seed=4))
-        return sampler
+        return samplers.make(name, target, parametrization="lsb1", keep_adapting=True, learning_rate=1e-300,
+                             n_chains=n_chains, seed=7, theta=random_theta("lsb1", seed=4))
 
-    assert build(1).learning
+    assert build(1).adapting
     _k_step_check(target, build)
 
 
@@ -284,10 +278,10 @@ def test_burn_in_learns_then_freezes_and_counts_evaluations():
     for _ in range(29):
         sampler.step()
         weights.append(sampler.learner.function.describe()["w_sqrt"])
-    assert sampler.learning and len(set(weights)) > 1
+    assert sampler.adapting and len(set(weights)) > 1
     theta = sampler.balancing_state()
     sampler.step()
-    assert not sampler.learning and sampler.frozen_at == 30
+    assert not sampler.adapting and sampler.frozen_at == 30
     for _ in range(20):
         sampler.step()
     assert sampler.balancing_state() == theta
@@ -311,17 +305,17 @@ def test_black_box_learning_step_costs_od_and_flsb_costs_two():
         flsb.step()
     before = flsb.n_evals
     flsb.step()
-    assert not flsb.learning and flsb.n_evals - before == 3
+    assert not flsb.adapting and flsb.n_evals - before == 3
 
 
 def test_freeze_now_keep_adapting_and_history_bound():
     target = targets.make("ising_segmentation", size=6)
     sampler = samplers.make("lsb", target, n_chains=2, seed=0, parametrization="lsb2", keep_adapting=True, burn_in=0)
-    assert sampler.learning
+    assert sampler.adapting
     for _ in range(10):
         sampler.step()
     sampler.freeze()
-    assert sampler.frozen_at == 10 and not sampler.learning
+    assert sampler.frozen_at == 10 and not sampler.adapting
     np.testing.assert_array_equal(sampler.log_g(np.array([0.5])), sampler.learner.table.log_g(np.array([0.5])))
     from samplers.history import BoundedHistory
     history = BoundedHistory(["loss", "eta"], capacity=8)
@@ -363,14 +357,18 @@ def test_bad_parameters_raise_clear_errors(params, message):
         samplers.make("lsb", targets.make("ising1d"), **params)
 
 
-def test_load_balancing_validates_its_input():
-    sampler = samplers.make("lsb", targets.make("ising1d"), parametrization="lsb1", burn_in=0)
+def test_theta_is_validated():
+    def build(**params):
+        return samplers.make("lsb", targets.make("ising1d"), burn_in=0, **params)
+
     with pytest.raises(ValueError, match="keys"):
-        sampler.load_balancing({"w1": [1.0]})
+        build(parametrization="lsb1", theta={"w1": [1.0]})
     with pytest.raises(ValueError, match="finite"):
-        sampler.load_balancing({"theta": [0.0, np.nan, 0.0, 0.0]})
+        build(parametrization="lsb1", theta={"theta": [0.0, np.nan, 0.0, 0.0]})
+    with pytest.raises(ValueError, match="shape"):
+        build(parametrization="lsb1", theta={"theta": [0.0, 0.0]})
     with pytest.raises(ValueError, match="fixed"):
-        samplers.make("lsb", targets.make("ising1d"), parametrization="fixed").load_balancing({})
+        build(parametrization="fixed", theta={})
 
 
 def _one_batch(sampler):
