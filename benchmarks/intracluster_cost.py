@@ -20,7 +20,13 @@ of the units active, the paper's γ:
 The acceptance is printed with every row: an accepted move also replays its
 2k steps, so the time per move rises with it.
 
+``--moves N`` times exactly N moves per run instead of running for at least
+``--seconds``: a fixed amount of work, so that how many moves are timed (and
+so the acceptance printed) does not depend on the machine's speed (the tests
+use it).
+
 Run:  python -m benchmarks intracluster_cost [--small 60 --large 240 --k 90 --seconds 2 --repeats 3]
+      (--moves 200 instead of --seconds: a fixed number of moves per run)
 """
 
 from __future__ import annotations
@@ -66,19 +72,21 @@ class Timing:
         return 1e3 * self.ms_per_move / (self.case.walk_steps * self.case.n_chains)
 
 
-def measure(case: Case, seconds: float, repeats: int) -> Timing:
-    """Best time per move over ``repeats`` runs of at least ``seconds`` each, and the acceptance over all moves."""
+def measure(case: Case, seconds: float, repeats: int, moves: int = 0) -> Timing:
+    """Best time per move over ``repeats`` runs of at least ``seconds`` each (or, with ``moves`` > 0, of exactly
+    ``moves`` moves each), and the acceptance over all moves."""
     sampler = samplers.make(case.sampler, case.target, n_chains=case.n_chains, seed=0, n_active=case.n_active,
                             **case.params)
-    best, accepted, moves = math.inf, 0, 0
+    best, accepted, total = math.inf, 0, 0
     for _ in range(repeats):
         start, count = time.perf_counter(), 0
-        while (elapsed := time.perf_counter() - start) < seconds:
+        while (count < moves) if moves else (count == 0 or time.perf_counter() - start < seconds):  # ≥ 1 move
             sampler.step(record=False)
             accepted += int(sampler.last_accepted.sum())
             count += 1
-        best, moves = min(best, elapsed / count), moves + count
-    return Timing(case, 1e3 * best, accepted / (moves * case.n_chains))
+        elapsed = time.perf_counter() - start
+        best, total = min(best, elapsed / count), total + count
+    return Timing(case, 1e3 * best, accepted / (total * case.n_chains))
 
 
 def workloads(args) -> list[tuple[str, Target, int]]:
@@ -128,10 +136,25 @@ def scaling(small: Timing, large: Timing) -> None:
           f"log M₂ / log M₁ = {math.log(m2) / math.log(m1):.2f}, M₂ / M₁ = {m2 / m1:.0f}")
 
 
+HELPS = {
+    "small": "side of the smaller ferromagnet",
+    "large": "side of the larger ferromagnet",
+    "k": "IM walk length on the lattices",
+    "gabor_scale": "fraction of the paper's 784 + 500 Gabor RBM units kept",
+    "seconds": "each timed run lasts at least this long (ignored when --moves > 0)",
+    "moves": "fix the work instead of the time: each timed run makes exactly this many moves (0: use --seconds)",
+    "repeats": "timed runs per row; the best is printed",
+}
+
+
 def main(argv=None) -> None:
-    args = arguments("intracluster_cost", argv, small=60, large=240, k=90, gabor_scale=1.0, seconds=2.0, repeats=3)
-    timings = [measure(case, args.seconds, args.repeats) for case in cases(args)]
-    print(f"Intracluster moves (Kawasaki: steps), best of {args.repeats} runs of ≥ {args.seconds:g} s each, "
+    args = arguments("intracluster_cost", argv, small=60, large=240, k=90, gabor_scale=1.0, seconds=2.0, moves=0,
+                     repeats=3, helps=HELPS)
+    if args.moves < 0 or args.repeats < 1 or (not args.moves and args.seconds <= 0):
+        raise SystemExit("need --moves ≥ 0, --repeats ≥ 1 and, without --moves, --seconds > 0")
+    timings = [measure(case, args.seconds, args.repeats, args.moves) for case in cases(args)]
+    runs = f"{args.moves} moves" if args.moves else f"≥ {args.seconds:g} s"
+    print(f"Intracluster moves (Kawasaki: steps), best of {args.repeats} runs of {runs} each, "
           f"one shared machine\n")
     table(timings)
     scaling(timings[0], timings[1])

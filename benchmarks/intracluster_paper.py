@@ -22,13 +22,23 @@ same uniform state of S_n (seed i) and runs for the same wall-clock budget
 sampling time. Each target's traces are then read on one time grid spaced by
 the slowest sampler's mean time per move — so IM keeps about one point per
 move and Kawasaki is subsampled, as the paper took every r-th Metropolis
-sample — the value at t being the chain's energy at time t. After the first
+sample — the value at t being the chain's energy at time t (fewer than 16
+points, too short a budget for the slowest sampler, is refused). After the first
 ``--burn-in`` fraction of the grid: each trial's normalised energy ACF against
 the time lag (then mean ± sd over trials), the bulk ESS of its grid series
 (``samplers.diagnostics.ess``), τ_int = window / ESS in seconds, and ESS per
 second. A chain that has not mixed within the window has an ESS of a few, so
 its τ_int is about the window: a lower bound, not a measurement (a chain that
 never moved counts as ESS 1, τ_int = the window).
+
+``--moves N`` (N ≥ 15) fixes the WORK instead of the budget, so that what a
+run prints does not depend on the machine's speed (the tests use it): in each
+trial the reference setting — the paper's IM, first in every table — runs
+exactly N moves, and every other setting then runs for the sampling time that
+took, measured on the fly (still equal compute time within a trial;
+``--seconds`` is ignored). The time grid then has N + 1 points over the
+shortest trial's reference time, so the reference keeps about one point per
+move whatever the machine's speed or load.
 
 Besides the paper's settings each target has an IM row with γ = 0.5 and the
 same k: for γ > 1/2, Eq. 6 keeps a factor (p̃(x')/p̃(x))^(1−2γ) (see
@@ -44,11 +54,12 @@ over trials) are written to benchmarks/results/intracluster_paper.{md,html}.
 Timings are of one shared machine: expect a few per cent of noise.
 
 Run:  python -m benchmarks intracluster_paper [--scale 0.25 --seconds 5 --trials 10 --lags 0.05,0.1,0.5,1]
-      (the paper's sizes are --scale 1)
+      (the paper's sizes are --scale 1; --moves 2000 instead of --seconds fixes the work)
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -65,6 +76,10 @@ from . import arguments
 from .lsb_runs import mean_std, save
 
 KAWASAKI = "Kawasaki"
+#: Index in ``Experiment.settings`` of the setting whose move count ``--moves`` fixes (the paper's IM).
+REFERENCE = 0
+#: Fewest points of a time grid.
+MIN_POINTS = 16
 
 
 @dataclass(frozen=True)
@@ -154,13 +169,17 @@ def experiments(scale: float) -> list[Experiment]:
 
 
 # -- runs ------------------------------------------------------------------------------------------------
-def timed_trace(experiment: Experiment, setting: Setting, seconds: float, seed: int) -> Trace:
-    """One chain of ``setting`` from the uniform start ``seed`` of S_n, run for ``seconds`` of wall-clock time."""
+def timed_trace(experiment: Experiment, setting: Setting, seed: int, seconds: float = math.inf,
+                moves: float = math.inf) -> Trace:
+    """One chain of ``setting`` from the uniform start ``seed`` of S_n, run until ``seconds`` of wall-clock time
+    have passed or ``moves`` moves are made, whichever comes first (at least one move)."""
+    if math.isinf(seconds) and math.isinf(moves):
+        raise ValueError("give a time budget (seconds) or a number of moves")
     sampler = samplers.make(setting.sampler, experiment.target, n_chains=1, seed=seed,
                             n_active=experiment.n_active, **setting.params)
     times, energy, accepted = [0.0], [-float(sampler.log_p[0])], 0
     start = time.perf_counter()
-    while times[-1] < seconds:
+    while times[-1] < seconds and len(times) - 1 < moves:
         sampler.step(record=False)
         times.append(time.perf_counter() - start)
         energy.append(-float(sampler.log_p[0]))
@@ -168,21 +187,44 @@ def timed_trace(experiment: Experiment, setting: Setting, seconds: float, seed: 
     return Trace(np.array(times), np.array(energy), accepted / (len(times) - 1))
 
 
-def run_trials(experiment: Experiment, seconds: float, trials: int) -> dict[str, list[Trace]]:
-    """Every setting's traces, trial by trial (settings interleaved, so that machine load hits all alike)."""
+def run_trials(experiment: Experiment, seconds: float, trials: int,
+               moves: int = 0) -> tuple[dict[str, list[Trace]], float]:
+    """Every setting's traces, trial by trial (settings interleaved, so that machine load hits all alike), and
+    the sampling time that every trace covers.
+
+    Each setting runs ``seconds`` per trial; or, with ``moves`` > 0, the ``REFERENCE`` setting runs exactly
+    ``moves`` moves and every other setting then runs for the time those took in the same trial (the time
+    covered is then that of the shortest trial).
+    """
+    reference = experiment.settings[REFERENCE]
+    order = [reference] + [s for s in experiment.settings if s is not reference] if moves else experiment.settings
     traces = {setting.label: [] for setting in experiment.settings}
+    budgets = []
     for seed in range(trials):
-        for setting in experiment.settings:
-            traces[setting.label].append(timed_trace(experiment, setting, seconds, seed))
-    return traces
+        budget = seconds
+        for setting in order:
+            if moves and setting is reference:
+                trace = timed_trace(experiment, setting, seed, moves=moves)
+                budget = float(trace.times[-1])
+            else:
+                trace = timed_trace(experiment, setting, seed, seconds=budget)
+            traces[setting.label].append(trace)
+        budgets.append(budget)
+    return traces, min(budgets)
 
 
-def time_grid(traces: dict[str, list[Trace]], seconds: float) -> np.ndarray:
-    """Times 0, Δt, 2Δt, … ≤ ``seconds``, Δt = the slowest setting's mean seconds per move."""
+def time_grid(traces: dict[str, list[Trace]], seconds: float, points: int | None = None) -> np.ndarray:
+    """Times 0, Δt, 2Δt, … ≤ ``seconds``: Δt = the slowest setting's mean seconds per move, or, given
+    ``points``, that many times from 0 to ``seconds`` (a count fixed in advance, whatever the machine's speed)."""
+    if points is not None:
+        if points < MIN_POINTS:
+            raise ValueError(f"a time grid needs at least {MIN_POINTS} points; got {points}")
+        return np.linspace(0.0, seconds, points)
     step = max(np.mean([1.0 / trace.moves_per_second for trace in runs]) for runs in traces.values())
     grid = step * np.arange(int(seconds / step) + 1)
-    if len(grid) < 16:
-        raise ValueError(f"only {len(grid)} moves of the slowest sampler fit in {seconds} s: raise --seconds")
+    if len(grid) < MIN_POINTS:
+        raise ValueError(f"only {len(grid)} moves of the slowest sampler fit in {seconds} s: raise --seconds "
+                         f"(or fix the work with --moves)")
     return grid
 
 
@@ -256,19 +298,35 @@ def band_figure(title: str, x: np.ndarray, curves: dict[str, np.ndarray], xlabel
                                       shared_axes=False)
 
 
+HELPS = {
+    "scale": "fraction of the paper's units kept, 0 < s ≤ 1 (1: the paper's sizes)",
+    "seconds": "wall-clock sampling budget of every chain in every trial (ignored when --moves > 0)",
+    "moves": "fix the work instead of the time: in each trial the paper's IM runs exactly this many moves and "
+             "every other sampler for the compute time those took, measured on the fly; the time grid has "
+             "moves + 1 points, so what is printed does not depend on the machine's speed (≥ 15; 0: use --seconds)",
+    "trials": "independent trials (seeds), one chain per sampler each",
+    "burn_in": "fraction of the time grid left out of the statistics, 0 ≤ b < 1",
+    "lags": "comma-separated time lags (seconds) of the ACF table",
+}
+
+
 def main(argv=None) -> None:
-    args = arguments("intracluster_paper", argv, scale=0.25, seconds=5.0, trials=10, burn_in=0.5,
-                     lags="0.05,0.1,0.5,1")
+    args = arguments("intracluster_paper", argv, scale=0.25, seconds=5.0, moves=0, trials=10, burn_in=0.5,
+                     lags="0.05,0.1,0.5,1", helps=HELPS)
     if not (0 < args.scale <= 1 and args.seconds > 0 and args.trials >= 1 and 0 <= args.burn_in < 1):
         raise SystemExit("need 0 < --scale ≤ 1, --seconds > 0, --trials ≥ 1 and 0 ≤ --burn-in < 1")
+    if args.moves < 0 or 0 < args.moves < MIN_POINTS - 1:
+        raise SystemExit(f"need --moves ≥ {MIN_POINTS - 1} (a time grid of at least {MIN_POINTS} points), "
+                         f"or --moves 0 for the --seconds budget")
     lags = [float(lag) for lag in args.lags.split(",")]
-    header = (f"## Intracluster moves vs Kawasaki in compute time: {args.trials} trials × {args.seconds:g} s per "
+    budget = f"the compute time of {args.moves} moves of the paper's IM" if args.moves else f"{args.seconds:g} s"
+    header = (f"## Intracluster moves vs Kawasaki in compute time: {args.trials} trials × {budget} per "
               f"sampler, one chain each, burn-in {args.burn_in:.0%} of the time grid")
     print(header + "\n")
     sections, figures = [], []
     for exp in experiments(args.scale):
-        traces = run_trials(exp, args.seconds, args.trials)
-        grid = time_grid(traces, args.seconds)
+        traces, window = run_trials(exp, args.seconds, args.trials, args.moves)
+        grid = time_grid(traces, window, args.moves + 1 if args.moves else None)
         summaries = [summarise(label, runs, grid, args.burn_in) for label, runs in traces.items()]
         section = "\n\n".join([
             f"### {exp.title}\n\ntime grid Δt = {1e3 * grid[1]:.3g} ms ({len(grid)} points)",

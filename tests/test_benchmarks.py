@@ -75,8 +75,12 @@ def test_kl_curves_hold_every_chains_exact_kl_at_the_checkpoints():
 def test_intracluster_paper_prints_mixing_and_acf_tables_per_target(results, capsys):
     from benchmarks import intracluster_paper
 
-    intracluster_paper.main(["--scale", "0.02", "--seconds", "0.3", "--trials", "2", "--lags", "0.02,0.05"])
+    # A fixed amount of work (60 moves of the paper's IM per trial, the others for the time those took), not a
+    # time budget: what is printed must not depend on the machine's speed or load.
+    intracluster_paper.main(["--scale", "0.02", "--moves", "60", "--trials", "2", "--lags", "0.02,0.05"])
     out = capsys.readouterr().out
+    assert "2 trials × the compute time of 60 moves of the paper's IM per sampler" in out
+    assert out.count("time grid Δt = ") == 3 and out.count(" ms (61 points)") == 3
     for title in ("### Ferromagnet 8×8", "### ±J spin glass 2×2×2", "### Gabor RBM 4×4 + 10"):
         assert out.count(title) == 1
     assert out.count("| sampler | moves / s | acceptance | mean E | τ_int (s) |") == 3
@@ -85,16 +89,46 @@ def test_intracluster_paper_prints_mixing_and_acf_tables_per_target(results, cap
     assert out.count("| IM k = 16, γ = 0.5 |") == 2 and out.count("| Kawasaki | ") == 6
     kawasaki_ratios = [line for line in out.splitlines() if line.startswith("| Kawasaki |") and line.endswith(" 1× |")]
     assert len(kawasaki_ratios) == 3 and "±" in out  # Kawasaki's τ against its own; spread over 2 trials
+    rows = [line.split(" | ")[1:] for line in out.splitlines() if line.startswith("| ") and "sampler" not in line]
+    mixing, acf = [cells for cells in rows if len(cells) == 6], [cells for cells in rows if len(cells) == 2]
+    assert len(mixing) == 9 and len(acf) == 9 and len(rows) == 18
+    # Every chain makes at least one move and τ_int > 0, so speed, acceptance, energy, τ_int and ESS/s are finite
+    # (mean ± sd over the 2 trials) and so is the τ ratio, however fast the machine.
+    assert all(" ± " in cell and "nan" not in cell for cells in mixing for cell in cells[:5])
+    assert all(cells[5].endswith("× |") and "nan" not in cells[5] for cells in mixing)
     assert (results / "intracluster_paper.md").read_text().count("| Kawasaki |") == 6
     assert (results / "intracluster_paper.html").stat().st_size > 10_000
+
+
+def test_intracluster_paper_fixes_the_reference_moves_and_gives_the_others_its_time():
+    import numpy as np
+
+    from benchmarks import intracluster_paper as paper
+
+    exp = paper.experiments(0.02)[0]
+    traces, window = paper.run_trials(exp, seconds=np.inf, trials=2, moves=20)
+    reference = traces[exp.settings[paper.REFERENCE].label]
+    assert [len(trace.times) for trace in reference] == [21, 21]  # exactly 20 moves, whatever the speed
+    assert window == min(trace.times[-1] for trace in reference) > 0
+    for setting in exp.settings:  # every other chain ran at least its trial's reference time
+        for trial, trace in enumerate(traces[setting.label]):
+            assert len(trace.times) >= 2 and trace.times[-1] >= reference[trial].times[-1]
+    grid = paper.time_grid(traces, window, points=21)
+    assert len(grid) == 21 and grid[0] == 0 and grid[-1] == window
+    with pytest.raises(SystemExit):
+        paper.main(["--moves", "14"])  # a grid of 15 points: refused before any run
+    with pytest.raises(ValueError):
+        paper.timed_trace(exp, exp.settings[0], 0)  # neither a time budget nor a number of moves
 
 
 def test_intracluster_cost_prints_timings_and_the_tree_scaling(capsys):
     from benchmarks import intracluster_cost
 
-    intracluster_cost.main(["--small", "8", "--large", "16", "--k", "4", "--gabor-scale", "0.02", "--seconds",
-                            "0.02", "--repeats", "1"])
+    # A fixed number of moves per timed run, not a time budget: the rows must not depend on the machine's speed.
+    intracluster_cost.main(["--small", "8", "--large", "16", "--k", "4", "--gabor-scale", "0.02", "--moves", "3",
+                            "--repeats", "1"])
     out = capsys.readouterr().out
+    assert "best of 1 runs of 3 moves each" in out
     rows = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| target")]
     assert len(rows) == 8 and all(line.count("|") == 9 for line in rows)
     assert sum("IM tree, k = 4, γ = 1.0" in line for line in rows) == 3
