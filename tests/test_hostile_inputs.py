@@ -17,7 +17,7 @@ import zlib
 import numpy as np
 import pytest
 
-from dashboard.model.config import MAX_CONFIG_DEPTH, RunConfig
+from dashboard.model.config import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, RunConfig
 from dashboard.model.presets import load_presets
 from dashboard.model.uploads import (
     DEFAULT_LIMITS,
@@ -28,6 +28,7 @@ from dashboard.model.uploads import (
     format_bytes,
     parse_upload,
 )
+from tests.hostile_files import decompression_bomb, handmade_zip, npy_header
 from tests.tiny import TINY_UAI
 
 #: Longest run of a file's content a message may quote.
@@ -51,54 +52,9 @@ def npz(**arrays) -> bytes:
     return archive.getvalue()
 
 
-def handmade_zip(members: list[tuple[str, bytes, int, int, int]]) -> bytes:
-    """A zip archive from (name, compressed bytes, method, crc32, uncompressed size) — sizes are declared as given."""
-    out, directory = io.BytesIO(), io.BytesIO()
-    for name, payload, method, crc, size in members:
-        offset = out.tell()
-        encoded = name.encode()
-        out.write(struct.pack("<4s2B4HL2L2H", b"PK\x03\x04", 20, 0, 0, method, 0, 0x21, crc, len(payload), size,
-                              len(encoded), 0))
-        out.write(encoded)
-        out.write(payload)
-        directory.write(struct.pack("<4s4B4HL2L5H2L", b"PK\x01\x02", 20, 3, 20, 0, 0, method, 0, 0x21, crc,
-                                    len(payload), size, len(encoded), 0, 0, 0, 0, 0, offset))
-        directory.write(encoded)
-    start = out.tell()
-    out.write(directory.getvalue())
-    n = len(members)
-    out.write(struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, n, n, len(directory.getvalue()), start, 0))
-    return out.getvalue()
-
-
-def npy_header(shape: tuple[int, ...], descr: str = "<f8") -> bytes:
-    header = io.BytesIO()
-    np.lib.format.write_array_header_1_0(header, {"descr": descr, "fortran_order": False, "shape": shape})
-    return header.getvalue()
-
-
 @pytest.fixture(scope="module")
 def bomb() -> bytes:
-    """A real .npz decompression bomb: J = zeros(20000, 20000), 3.2 GB of float64, in about 3 MB.
-
-    Built without ever holding the array: the deflate stream of 1 MB of zeros,
-    cut by a full flush (which makes it independent of what came before), is
-    repeated 3,200 times behind the .npy header; the CRC is computed chunk by
-    chunk, so the archive is valid and ``np.load`` would really expand it.
-    """
-    header = npy_header((20_000, 20_000))
-    chunk = bytes(1_000_000)
-    first = zlib.compressobj(9, zlib.DEFLATED, -15)
-    head = first.compress(header) + first.flush(zlib.Z_FULL_FLUSH)
-    repeat = zlib.compressobj(9, zlib.DEFLATED, -15)
-    zeros = repeat.compress(chunk) + repeat.flush(zlib.Z_FULL_FLUSH)
-    end = zlib.compressobj(9, zlib.DEFLATED, -15).flush(zlib.Z_FINISH)
-    copies = 20_000 * 20_000 * 8 // len(chunk)
-    crc = zlib.crc32(header)
-    for _ in range(copies):
-        crc = zlib.crc32(chunk, crc)
-    payload = head + zeros * copies + end
-    return handmade_zip([("J.npy", payload, zipfile.ZIP_DEFLATED, crc, len(header) + copies * len(chunk))])
+    return decompression_bomb()
 
 
 # -- .npz uploads ---------------------------------------------------------------------------------------
@@ -507,8 +463,8 @@ def test_invalid_json_messages_name_the_position_not_the_content():
     with pytest.raises(ValueError, match="not valid JSON.*line 1") as error:
         RunConfig.from_json(text)
     assert_short(error, text)
-    with pytest.raises(ValueError, match="larger than 5 MB"):
-        RunConfig.from_json(b" " * 5_000_001)
+    with pytest.raises(ValueError, match=f"larger than {format_bytes(MAX_CONFIG_BYTES)}"):
+        RunConfig.from_json(b" " * (MAX_CONFIG_BYTES + 1))
 
 
 def test_every_preset_round_trips_through_json():

@@ -512,3 +512,15 @@ def test_a_deeply_nested_configuration_gives_a_message_and_nothing_of_it_reaches
     assert "[[[[[[[[[[" not in logged and sent[40:80] not in logged  # neither the file nor its upload
     button(page, "Start").click()
     assert_advancing(page)
+
+
+def test_a_decompression_bomb_is_refused_with_its_size_and_the_session_goes_on(page: Page):
+    from tests.hostile_files import decompression_bomb
+    choose_and_apply(page, "boltzmann", "gibbs", target_widget="beta")
+    page.locator('input[type="file"][accept=".npz,.csv"]').set_input_files(
+        files=[{"name": "bomb.npz", "mimeType": "application/octet-stream", "buffer": decompression_bomb()}])
+    expect(alert(page)).to_be_visible()
+    expect(alert(page)).to_contain_text("would take 3.2 GB decompressed")
+    button(page, "Start").click()
+    expect(status(page)).to_contain_text("running")
+    assert_advancing(page)
