@@ -2,11 +2,14 @@
 
 ``make(name, **params)`` builds a target by its registry name, ``available()``
 lists the names, and ``from_log_prob(fn, dim)`` wraps a user's black-box function.
+Targets are immutable once built (``target.with_params(**changes)`` makes a new
+one), and ``target_class(name).estimate_size(params)`` tells a target's size
+without building it.
 """
 
 from __future__ import annotations
 
-from .base import MAX_ENUMERATE_DIM, Target, all_states, flip, state_codes
+from .base import MAX_ENUMERATE_DIM, Target, TargetSize, all_states, flip, state_codes
 from .blackbox import BlackBox, from_log_prob
 from .boltzmann import Boltzmann
 from .bvs import BayesianVariableSelection
@@ -43,8 +46,8 @@ def make(name: str, **params) -> Target:
 
 
 __all__ = [
-    "MAX_ENUMERATE_DIM", "Target", "PairwiseBinaryModel", "all_states", "flip", "state_codes", "available", "make",
-    "target_class", "from_log_prob", "BlackBox", "Boltzmann", "IsingChain", "IsingLattice",
+    "MAX_ENUMERATE_DIM", "Target", "TargetSize", "PairwiseBinaryModel", "all_states", "flip", "state_codes",
+    "available", "make", "target_class", "from_log_prob", "BlackBox", "Boltzmann", "IsingChain", "IsingLattice",
     "IsingSegmentation", "MarkovNetwork", "RBM", "SpinGlass3D", "BayesianVariableSelection",
     "DagStructure", "GaborBoltzmann",
 ]

@@ -23,12 +23,35 @@ rule for every target:
 
 Subclasses implement the uncounted ``_log_prob`` and may override the local
 methods with faster exact versions; the public methods count and validate.
+
+Immutability
+------------
+A target is immutable once built: samplers cache log p̃ of their states, so a
+target that changed under them would silently make those caches wrong. Setting
+a parameter raises ``TypeError`` (``param.update`` too), and every numpy array
+the target stores — its copies of array-valued parameters and the arrays
+``_build()`` makes — is read-only. ``with_params(**changes)`` builds a new
+target instead. Only the evaluation counter ``n_evals`` changes.
+
+Size
+----
+``estimate_size(params)`` tells, from the constructor's parameters alone and
+without building anything, the state dimension and the bytes of array data the
+built target will hold, so that a caller (the dashboard) can refuse a model
+that would exhaust memory before allocating it; ``nbytes`` measures the same
+quantity on a built target.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
+from collections.abc import Iterator
+from typing import Any
+
 import numpy as np
 import param
+from scipy import sparse
 
 #: The largest dimension for which ``enumerate()`` lists all 2^d states.
 MAX_ENUMERATE_DIM = 24
@@ -49,13 +72,115 @@ def all_states(dim: int) -> np.ndarray:
     return ((codes[:, None] >> shifts) & 1).astype(np.uint8)
 
 
+@dataclasses.dataclass(frozen=True)
+class TargetSize:
+    """What a target will hold once built (see ``Target.estimate_size``).
+
+    ``dim`` is the state dimension d; ``model_bytes`` the bytes of array data
+    the target keeps (its read-only copies of array parameters and the arrays
+    it builds), the quantity ``Target.nbytes`` measures.
+    """
+
+    dim: int
+    model_bytes: int
+
+
+def array_shape(value) -> tuple[int, ...]:
+    """Shape of an array, sparse matrix or nested list, without converting it.
+
+    A nested list is taken as rectangular: its shape is read along the first
+    elements (a ragged list is rejected later, by the target's validation).
+    """
+    dims = []
+    while isinstance(value, (list, tuple)):
+        dims.append(len(value))
+        value = value[0] if value else None
+    return (*dims, *getattr(value, "shape", ()))
+
+
+def stored_bytes(value) -> int:
+    """Bytes of the read-only copy a target keeps of an array parameter (see ``_frozen_copy``).
+
+    A numpy array is copied as it is, a nested list becomes float64, and a sparse
+    matrix becomes CSR (bounded by 16 bytes per stored entry plus 8 per row);
+    ``None`` and other values count 0.
+    """
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if sparse.issparse(value):
+        return 16 * value.nnz + 8 * (value.shape[0] + 1)
+    if isinstance(value, list):
+        return 8 * math.prod(array_shape(value))
+    return 0
+
+
+def _is_array_param(spec: param.Parameter | None) -> bool:
+    """True for parameters holding arrays: untyped ``param.Parameter`` (J, h, X, y, data) or an ndarray selector."""
+    return type(spec) is param.Parameter or (isinstance(spec, param.ClassSelector) and spec.class_ is np.ndarray)
+
+
+def _freeze(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+def _frozen_copy(value):
+    """A read-only copy of an array parameter, so that neither the caller nor anyone else can change it.
+
+    numpy arrays are copied (unless already a read-only array owning its data,
+    e.g. another target's copy, which is shared); nested lists of numbers (or
+    booleans) become float64 arrays; sparse matrices become CSR copies with
+    read-only arrays. Other values (None, data frames, lists of anything else,
+    ragged lists) are returned as they are, for the target's validation to judge.
+    """
+    if isinstance(value, list):
+        try:
+            array = np.array(value)
+        except (TypeError, ValueError):
+            return value
+        return _freeze(array.astype(np.float64)) if array.dtype.kind in "biuf" else value
+    if isinstance(value, np.ndarray):
+        return value if value.base is None and not value.flags.writeable else _freeze(value.copy())
+    if sparse.issparse(value):
+        copy = value.tocsr(copy=True)
+        for array in (copy.data, copy.indices, copy.indptr):
+            _freeze(array)
+        return copy
+    return value
+
+
+def _is_tensor(value) -> bool:
+    return type(value).__module__.startswith("torch") and hasattr(value, "untyped_storage")
+
+
+def _held_arrays(value, seen: set[int]) -> Iterator[Any]:
+    """The numpy arrays and torch tensors reachable from ``value``, each object once.
+
+    Follows containers, dataclasses, scipy sparse matrices and objects of this
+    package (e.g. a Markov network's factor groups), not callables or other objects.
+    """
+    if id(value) in seen:
+        return
+    seen.add(id(value))
+    if isinstance(value, np.ndarray) or _is_tensor(value):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _held_arrays(item, seen)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            yield from _held_arrays(item, seen)
+    elif not isinstance(value, type) and (sparse.issparse(value) or dataclasses.is_dataclass(value)
+                                          or type(value).__module__.startswith("targets.")):
+        yield from _held_arrays(vars(value), seen)
+
+
 class Target(param.Parameterized):
-    """Base class of all targets: validation, evaluation counting, enumeration.
+    """Base class of all targets: validation, evaluation counting, enumeration, immutability, size.
 
     Subclasses declare their parameters with ``param`` (bounds and docs become
-    the dashboard's widgets), build their structure in ``_build()`` (called at
-    construction and again whenever a parameter changes), and implement
-    ``_log_prob``.
+    the dashboard's widgets), build their structure in ``_build()`` (called
+    once, at construction), implement ``_log_prob`` and ``estimate_size``.
     """
 
     #: Name in the ``targets`` registry (set by subclasses).
@@ -64,19 +189,108 @@ class Target(param.Parameterized):
     differentiable = False
 
     def __init__(self, **params):
-        super().__init__(**params)
+        cls = type(self)
+        given = {key: cls._kept(key, value) for key, value in params.items()}
+        super().__init__(**cls._resolve_params(dict(given)))
+        self._given_params = given
         self.n_evals = 0
         self._build()
-        watched = [p for p in self.param if p != "name"]
-        if watched:
-            self.param.watch(self._rebuild, watched)
+        self._freeze()
+
+    def _freeze(self) -> None:
+        """Make every stored numpy array read-only and every parameter constant (see ``__setattr__``)."""
+        for array in _held_arrays(list(self._state()), set()):
+            if isinstance(array, np.ndarray):
+                array.flags.writeable = False
+        for name in self.param:
+            self.param[name].constant = True
+        self._frozen_params = frozenset(self.param)
+
+    def __setattr__(self, name: str, value) -> None:
+        if name in self.__dict__.get("_frozen_params", ()):
+            raise TypeError(f"targets are immutable once built: cannot set {name!r} of this "
+                            f"{type(self).__name__}; make a new one, e.g. target.with_params({name}=...)")
+        super().__setattr__(name, value)
+
+    def __setstate__(self, state) -> None:
+        super().__setstate__(state)
+        self._freeze()  # a copy or an unpickled target is as immutable as the original
+
+    def with_params(self, **changes) -> Target:
+        """A new target of the same class, built from this one's constructor arguments updated with ``changes``.
+
+        The way to "change" a target, which is immutable once built; this one is
+        left as it is (its read-only arrays are shared, not copied).
+        """
+        return type(self)(**{**self._given_params, **changes})
 
     # -- structure -----------------------------------------------------------------
-    def _build(self) -> None:
-        """Build the model's arrays from its parameters (validated here)."""
+    @classmethod
+    def _kept(cls, key: str, value):
+        """What the target keeps of a constructor argument: a read-only copy of an array, a copy of a dict."""
+        if key in cls.param and _is_array_param(cls.param[key]):
+            return _frozen_copy(value)
+        return dict(value) if isinstance(value, dict) else value
 
-    def _rebuild(self, *events) -> None:
-        self._build()
+    @classmethod
+    def _resolve_params(cls, params: dict) -> dict:
+        """The constructor's parameters after inference from one another (DAG: n_nodes from data); as given here."""
+        return params
+
+    def _build(self) -> None:
+        """Build the model's arrays from its parameters (validated here); called once, at construction."""
+
+    def _state(self) -> Iterator[Any]:
+        """Everything the target stores: its attributes and its parameter values."""
+        yield from (value for key, value in vars(self).items() if key != "_param__private")
+        yield from self.param.values().values()
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the array data this target holds (numpy arrays, sparse matrices, torch tensors).
+
+        Counts its parameters' copies and the arrays it built, each buffer once (a
+        view counts its base); Python objects (lists, strings, array headers) are not counted.
+        """
+        buffers = {}
+        for array in _held_arrays(list(self._state()), set()):
+            if isinstance(array, np.ndarray):
+                while isinstance(array.base, np.ndarray):
+                    array = array.base
+                buffers["numpy", id(array)] = array.nbytes
+            else:
+                storage = array.untyped_storage()
+                buffers["torch", storage.data_ptr()] = storage.nbytes()
+        return sum(buffers.values())
+
+    @classmethod
+    def estimate_size(cls, params: dict) -> TargetSize:
+        """The dimension and bytes (``nbytes``) of ``cls(**params)``, computed cheaply without building it.
+
+        ``params`` is what the constructor would get (registry defaults where
+        absent; arrays as numpy arrays, sparse matrices or nested lists). The
+        bytes are an upper-ish estimate, within about 2× above ``nbytes`` and never
+        below it, so that a caller can refuse a model too big for memory before
+        allocating anything. Parameters the constructor would reject may raise
+        ``ValueError`` / ``TypeError`` here, or only when building.
+        """
+        raise TypeError(f"{cls.__name__} must implement estimate_size")
+
+    @classmethod
+    def _estimate_params(cls, params: dict) -> dict:
+        """Registry defaults updated with ``params`` (after ``_resolve_params``), non-array values validated.
+
+        Unknown names raise ``TypeError`` as the constructor does; a value out of
+        its parameter's bounds or type raises param's ``ValueError``.
+        """
+        unknown = sorted(set(params) - set(cls.param))
+        if unknown:
+            raise TypeError(f"{cls.__name__} has no parameter(s) {', '.join(map(repr, unknown))}")
+        resolved = cls._resolve_params(dict(params))
+        for key, value in resolved.items():
+            if not _is_array_param(cls.param[key]):
+                cls.param[key]._validate(value)
+        return {key: spec.default for key, spec in cls.param.objects().items()} | resolved
 
     @property
     def dim(self) -> int:

@@ -13,8 +13,7 @@ from collections.abc import Callable
 import numpy as np
 import param
 
-
-from .base import Target
+from .base import Target, TargetSize
 
 
 class BlackBox(Target):
@@ -26,25 +25,27 @@ class BlackBox(Target):
     n_dim = param.Integer(6, bounds=(1, 100_000), doc="Number of binary variables.")
 
     def _build(self):
-        self._fn = self.fn or _independent_bits(self.n_dim)
+        #: Log-odds of the default model (independent bits), None when fn is given.
+        self._logits = np.array([1.0, -1.0, 0.5])[np.arange(self.n_dim) % 3] if self.fn is None else None
+
+    @classmethod
+    def estimate_size(cls, params):
+        """d = n_dim; the default model holds its d log-odds, a user's fn nothing known."""
+        p = cls._estimate_params(params)
+        return TargetSize(p["n_dim"], 8 * p["n_dim"] if p["fn"] is None else 0)
 
     @property
     def dim(self) -> int:
         return self.n_dim
 
     def _log_prob(self, x):
-        values = np.asarray(self._fn(x), dtype=np.float64)
+        values = np.asarray(self.fn(x) if self._logits is None else x @ self._logits, dtype=np.float64)
         if values.shape != (x.shape[0],):
             raise ValueError(f"fn must return shape ({x.shape[0]},) for a batch of {x.shape[0]} states; "
                              f"got {values.shape}")
         if np.any(np.isnan(values)) or np.any(values == np.inf):
             raise ValueError("fn returned NaN or +inf; log p̃ must be finite or −inf")
         return values
-
-
-def _independent_bits(dim: int) -> Callable[[np.ndarray], np.ndarray]:
-    logits = np.resize([1.0, -1.0, 0.5], dim)
-    return lambda x: x @ logits
 
 
 def from_log_prob(fn: Callable[[np.ndarray], np.ndarray], dim: int) -> BlackBox:

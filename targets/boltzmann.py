@@ -13,10 +13,14 @@ import numpy as np
 import param
 from scipy import sparse
 
-from .pairwise import PairwiseBinaryModel
+from .base import TargetSize, array_shape, stored_bytes
+from .pairwise import PairwiseBinaryModel, model_bytes
+
+#: Spins of the default model.
+DEFAULT_DIM = 8
 
 
-def _frustrated_default(dim: int = 8, seed: int = 0):
+def _frustrated_default(dim: int = DEFAULT_DIM, seed: int = 0):
     """A small random frustrated model: Gaussian couplings of both signs, non-zero fields."""
     rng = np.random.default_rng(seed)
     upper = np.triu(rng.normal(scale=0.4, size=(dim, dim)), k=1)
@@ -37,6 +41,13 @@ def _validated_couplings(J) -> sparse.coo_matrix:
     if asym.nnz and asym.max() > 1e-12 * max(1.0, abs(matrix).max()):
         raise ValueError("J must be symmetric (J == J.T)")
     return matrix
+
+
+def _row_nonzeros(J) -> list[int]:
+    """Non-zero entries of each row of J (dense, nested list or sparse), in O(d) extra memory."""
+    if sparse.issparse(J):
+        return J.count_nonzero(axis=1).tolist()
+    return [int(np.count_nonzero(row)) for row in J]
 
 
 class Boltzmann(PairwiseBinaryModel):
@@ -64,3 +75,19 @@ class Boltzmann(PairwiseBinaryModel):
         keep = upper.data != 0
         edges = np.stack([upper.row[keep], upper.col[keep]], axis=1)
         self._set_model(edges, upper.data[keep], field, self.beta)
+
+    @classmethod
+    def estimate_size(cls, params):
+        """d = J's side; one edge per non-zero pair J_ij = J_ji, the neighbour table as wide as J's
+        fullest row; plus the stored copies of J and h. Reads J once (no d × d temporary)."""
+        p = cls._estimate_params(params)
+        J = p["J"]
+        if J is None:
+            dim, nonzero = DEFAULT_DIM, [DEFAULT_DIM - 1] * DEFAULT_DIM
+        else:
+            shape = array_shape(J)
+            if len(shape) != 2 or shape[0] != shape[1]:
+                raise ValueError(f"J must be a square matrix; got shape {shape}")
+            dim, nonzero = shape[0], _row_nonzeros(J)
+        size = model_bytes(dim, sum(nonzero) // 2, max(nonzero, default=0))
+        return TargetSize(dim, size + stored_bytes(J) + stored_bytes(p["h"]))

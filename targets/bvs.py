@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 import param
 
-from .base import Target
+from .base import Target, TargetSize, array_shape, stored_bytes
 
 DIABETES_CSV = Path(__file__).resolve().parent.parent / "assets" / "bvs" / "diabetes.csv"
 #: Relative eigenvalue threshold of the pseudo-inverse (collinear columns).
@@ -56,11 +56,16 @@ def synthetic_regression(n_predictors: int = 20, n_samples: int = 200, seed: int
     return X, y, inclusion.astype(np.uint8)
 
 
+def diabetes_names() -> list[str]:
+    """The predictors' names, from the header of the diabetes data (the last column is the response)."""
+    with DIABETES_CSV.open() as file:
+        return file.readline().strip().split(",")[:-1]
+
+
 def diabetes_regression():
     """Efron et al. (2004) diabetes data: 10 predictors and disease progression (``X``, ``y``, names)."""
     table = np.loadtxt(DIABETES_CSV, delimiter=",", skiprows=1)
-    names = DIABETES_CSV.read_text().splitlines()[0].split(",")[:-1]
-    return table[:, :-1], table[:, -1], names
+    return table[:, :-1], table[:, -1], diabetes_names()
 
 
 def _as_data(X, y) -> tuple[np.ndarray, np.ndarray]:
@@ -121,6 +126,24 @@ class BayesianVariableSelection(Target):
         self._yty = float(y @ y)
         self._n, self._m = X.shape
         self._g = float(self.g) if self.g is not None else float(self._n)
+
+    @classmethod
+    def estimate_size(cls, params):
+        """m predictors; the stored X and y, the m × m Gram matrix, Xᵀy and the true inclusion vector.
+
+        (The centred and scaled copies of X are temporaries of the build, not held.)
+        """
+        p = cls._estimate_params(params)
+        if p["X"] is not None:
+            shape = array_shape(p["X"])
+            if len(shape) != 2:
+                raise ValueError(f"X must be a 2-D array (n samples × m predictors); got shape {shape}")
+            m = shape[1]
+        elif p["dataset"] == "synthetic":
+            m = p["n_predictors"]
+        else:
+            m = len(diabetes_names())
+        return TargetSize(m, stored_bytes(p["X"]) + stored_bytes(p["y"]) + 8 * m * (m + 1) + m)
 
     @property
     def dim(self) -> int:

@@ -96,7 +96,7 @@ import numpy as np
 import param
 from scipy.special import gammaln
 
-from .base import Target, all_states
+from .base import Target, TargetSize, all_states, array_shape, stored_bytes
 
 #: Largest n for which ``enumerate()`` / ``enumerate_dags()`` list all 2^{n(n−1)} graphs.
 MAX_ENUMERATE_NODES = 5
@@ -277,11 +277,26 @@ class DagStructure(Target):
     aw = param.Number(None, bounds=(0.0, None), inclusive_bounds=(False, True), allow_None=True,
                       doc="BGe: a_w, the Wishart degrees of freedom (default n + a_μ + 1; must exceed n + 1).")
 
-    def __init__(self, **params):
-        data = params.get("data")
-        if data is not None and "n_nodes" not in params and np.ndim(data) == 2 and 2 <= np.shape(data)[1] <= 12:
-            params["n_nodes"] = np.shape(data)[1]
-        super().__init__(**params)
+    @classmethod
+    def _resolve_params(cls, params):
+        """n_nodes defaults to the number of columns of ``data`` (2 to 12) when data is given without it."""
+        shape = array_shape(params.get("data"))
+        if "n_nodes" not in params and len(shape) == 2 and 2 <= shape[1] <= 12:
+            params["n_nodes"] = shape[1]
+        return params
+
+    @classmethod
+    def estimate_size(cls, params):
+        """d = n(n − 1); the n × 2^n local-score table, the N × n scored data (and the stored data
+        parameter), the edge pairs, the mask weights and the true adjacency."""
+        p = cls._estimate_params(params)
+        n, shape = p["n_nodes"], array_shape(p["data"])
+        if p["data"] is not None and len(shape) != 2:
+            raise ValueError(f"data must be a 2-D array (N samples × n variables); got shape {shape}")
+        n_samples = shape[0] if p["data"] is not None else p["n_samples"]
+        pairs = n * (n - 1)
+        held = 8 * (n * 2**n + n_samples * n + 2 * pairs + pairs * n) + n * n
+        return TargetSize(pairs, held + stored_bytes(p["data"]))
 
     # -- structure -------------------------------------------------------------------------------
     def _build(self):

@@ -45,7 +45,8 @@ from dataclasses import dataclass
 import numpy as np
 import param
 
-from .pairwise import PairwiseBinaryModel
+from .base import TargetSize
+from .pairwise import PairwiseBinaryModel, model_bytes
 
 
 def gabor(u, w, theta, phase, sigma: float, wavelength: float, aspect: float, amplitude: float) -> np.ndarray:
@@ -71,6 +72,17 @@ class GaborBank:
         rng = np.random.default_rng(seed)
         return cls(row=rng.integers(side, size=n_hidden), col=rng.integers(side, size=n_hidden),
                    theta=rng.uniform(0.0, np.pi, n_hidden), phase=rng.uniform(0.0, 2.0 * np.pi, n_hidden))
+
+    def windows(self, side: int, patch: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Each filter's window clipped to the grid: first and last row, first and last column."""
+        radius = patch // 2
+        return (np.maximum(self.row - radius, 0), np.minimum(self.row + radius, side - 1),
+                np.maximum(self.col - radius, 0), np.minimum(self.col + radius, side - 1))
+
+
+def _check_patch(side: int, patch: int) -> None:
+    if patch % 2 == 0 or patch > side:
+        raise ValueError(f"patch must be odd and at most side={side}; got {patch}")
 
 
 class GaborBoltzmann(PairwiseBinaryModel):
@@ -99,8 +111,7 @@ class GaborBoltzmann(PairwiseBinaryModel):
     seed = param.Integer(0, bounds=(0, 2**32 - 1), doc="Seed of the filters' centres, angles and phases.")
 
     def _build(self):
-        if self.patch % 2 == 0 or self.patch > self.side:
-            raise ValueError(f"patch must be odd and at most side={self.side}; got {self.patch}")
+        _check_patch(self.side, self.patch)
         self.bank = GaborBank.draw(self.side, self.n_hidden, self.seed)
         pixels, hidden, weights = self._filter_entries()
         n_visible = self.n_visible
@@ -112,6 +123,26 @@ class GaborBoltzmann(PairwiseBinaryModel):
         self._weights = (pixels, hidden, weights)
         self._offset = self.beta * (weights.sum() / 4 + (n_visible * self.visible_bias
                                                            + self.n_hidden * self.hidden_bias) / 2)
+
+    @classmethod
+    def estimate_size(cls, params):
+        """d = L² + H; one edge per in-grid window entry, the neighbour table as wide as the largest
+        window or the most windows covering one pixel (counted on a 2-D difference array of the
+        clipped windows, O(H + L²)); plus the edge list (pixel, unit, W) and the filter bank."""
+        p = cls._estimate_params(params)
+        side, n_hidden = p["side"], p["n_hidden"]
+        _check_patch(side, p["patch"])
+        top, bottom, left, right = GaborBank.draw(side, n_hidden, p["seed"]).windows(side, p["patch"])
+        window = (bottom - top + 1) * (right - left + 1)
+        corners = np.zeros((side + 1, side + 1), dtype=np.int64)
+        for rows, cols, sign in ((top, left, 1), (top, right + 1, -1),
+                                 (bottom + 1, left, -1), (bottom + 1, right + 1, 1)):
+            np.add.at(corners, (rows, cols), sign)
+        most_covering = int(corners.cumsum(axis=0).cumsum(axis=1).max())
+        n_edges = int(window.sum())
+        dim = side**2 + n_hidden
+        held = model_bytes(dim, n_edges, max(int(window.max()), most_covering)) + 24 * n_edges + 32 * n_hidden
+        return TargetSize(dim, held)
 
     def _filter_entries(self):
         """(pixel, hidden unit, W) of every window entry inside the grid: the non-zero weights."""

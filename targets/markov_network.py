@@ -33,6 +33,7 @@ or nan there, as any ratio to a zero-probability state is.)
 
 from __future__ import annotations
 
+import math
 import operator
 from functools import lru_cache
 from pathlib import Path
@@ -41,8 +42,8 @@ import numpy as np
 import param
 from scipy import sparse
 
-from .base import Target
-from .uai import UAIModel, parse_uai
+from .base import Target, TargetSize
+from .uai import UAIModel, parse_uai, read_preamble
 
 #: Where the shipped networks (``<name>.uai``) live.
 ASSETS = Path(__file__).resolve().parent.parent / "assets" / "markov"
@@ -53,10 +54,17 @@ def shipped_networks() -> list[str]:
     return sorted(path.stem for path in ASSETS.glob("*.uai"))
 
 
+def shipped_text(name: str | None) -> str:
+    """The UAI text of the shipped network ``name``."""
+    if name is None:
+        raise ValueError(f"no network: give uai_text, or ship a .uai file in {ASSETS}")
+    return (ASSETS / f"{name}.uai").read_text()
+
+
 @lru_cache(maxsize=None)
 def load_shipped(name: str) -> UAIModel:
     """The shipped network ``name`` (parsed once; the model's arrays are read-only)."""
-    return parse_uai((ASSETS / f"{name}.uai").read_text())
+    return parse_uai(shipped_text(name))
 
 
 class _ArityGroup:
@@ -191,12 +199,7 @@ class MarkovNetwork(Target):
     )
 
     def _build(self):
-        if self.uai_text is not None:
-            model = parse_uai(self.uai_text)
-        elif self.network is not None:
-            model = load_shipped(self.network)
-        else:
-            raise ValueError(f"no network: give uai_text, or ship a .uai file in {ASSETS}")
+        model = parse_uai(self.uai_text) if self.uai_text is not None else load_shipped(self.network)
         _require_binary(model)
         evidence = _checked_evidence(self.evidence, model.n_vars)
         free = np.setdiff1d(np.arange(model.n_vars), list(evidence))
@@ -212,6 +215,27 @@ class MarkovNetwork(Target):
         self._constant = constant
         self._groups = _arity_groups(factors)
         self._incidence = _incidence_matrix(self._groups, free.size)
+
+    @classmethod
+    def estimate_size(cls, params):
+        """The free variables; the network as read (cardinalities, scopes, tables), and per factor over
+        k ≥ 1 free variables its stacked scope, offset, 2^k log-table, k·2^k flip table and k incidence
+        entries; plus the uai_text itself. Reads the text's preamble only (see ``uai.read_preamble``).
+        """
+        p = cls._estimate_params(params)
+        text = p["uai_text"] if p["uai_text"] is not None else shipped_text(p["network"])
+        cardinalities, scopes = read_preamble(text)
+        n_vars = len(cardinalities)
+        evidence = _checked_evidence(p["evidence"], n_vars)
+        dim = n_vars - len(evidence)
+        # int64 cardinalities, uint8 clamped assignment, int64 free indices, int32 incidence row pointers.
+        held = 9 * n_vars + 8 * dim + 4 * (dim + 1) + (len(text) if p["uai_text"] is not None else 0)
+        for scope in scopes:
+            held += 8 * (len(scope) + math.prod(cardinalities[v] for v in scope))
+            k = sum(v not in evidence for v in scope)
+            if k:
+                held += 8 * (1 + k + (1 + k) * 2**k) + 12 * k
+        return TargetSize(dim, held)
 
     @property
     def dim(self) -> int:

@@ -19,10 +19,12 @@ local field f_i = h_i + Σ_j J_ij s_j:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import param
 
-from .base import Target
+from .base import Target, TargetSize
 
 
 def neighbour_table(dim: int, edges: np.ndarray, couplings: np.ndarray):
@@ -46,6 +48,13 @@ def neighbour_table(dim: int, edges: np.ndarray, couplings: np.ndarray):
     nbr[heads, slot] = tails
     w[heads, slot] = weights
     return nbr, w, degree
+
+
+def model_bytes(dim: int, n_edges: int, max_degree: int) -> int:
+    """Bytes ``PairwiseBinaryModel._set_model`` stores, all 8-byte entries: the field and the
+    degrees (d each), the edges (2E) and couplings (E), and the padded neighbour table
+    ``nbr``, ``w`` (d × max(1, max_degree) each)."""
+    return 8 * (2 * dim + 3 * n_edges + 2 * dim * max(1, max_degree))
 
 
 class PairwiseBinaryModel(Target):
@@ -163,6 +172,21 @@ def lattice_edges(shape: tuple[int, ...], periodic: bool = True) -> np.ndarray:
     return np.concatenate(edges) if edges else np.zeros((0, 2), dtype=np.int64)
 
 
+def lattice_size(shape: tuple[int, ...], periodic: bool = True, site_arrays: int = 0) -> TargetSize:
+    """Size of a pairwise model on ``lattice_edges(shape, periodic)``, from the shape alone (O(len(shape))).
+
+    Along an axis of length L ≥ 2 there are d edges (d/2 when L = 2 on a ring, as
+    ``lattice_edges`` keeps one bond; d(L − 1)/L without wrapping), and a site has
+    2 neighbours (1 when L = 2). ``site_arrays`` more float64 arrays of d entries are counted.
+    """
+    dim = math.prod(shape)
+    n_edges = max_degree = 0
+    for length in (length for length in shape if length >= 2):
+        n_edges += dim // length * (length if periodic and length > 2 else length - 1)
+        max_degree += 1 if length == 2 else 2
+    return TargetSize(dim, model_bytes(dim, n_edges, max_degree) + 8 * site_arrays * dim)
+
+
 class IsingChain(PairwiseBinaryModel):
     """Periodic 1-D Ising chain of the OPAD paper (§4.1).
 
@@ -179,6 +203,11 @@ class IsingChain(PairwiseBinaryModel):
     def _build(self):
         edges = lattice_edges((self.m,))
         self._set_model(edges, np.full(len(edges), self.J), np.full(self.m, self.mu * self.h), self.beta)
+
+    @classmethod
+    def estimate_size(cls, params):
+        """A ring of m sites: d = m, 2 neighbours each."""
+        return lattice_size((cls._estimate_params(params)["m"],))
 
 
 class IsingLattice(PairwiseBinaryModel):
@@ -203,6 +232,12 @@ class IsingLattice(PairwiseBinaryModel):
         self._shape = shape
         self._set_model(edges, np.full(len(edges), self.J), np.full(int(np.prod(shape)), self.h), self.beta)
 
+    @classmethod
+    def estimate_size(cls, params):
+        """An L×L (×L) periodic lattice: d = L^ndim, 2·ndim neighbours each."""
+        p = cls._estimate_params(params)
+        return lattice_size((p["size"],) * p["ndim"])
+
     @property
     def image_shape(self):
         return self._shape
@@ -222,6 +257,11 @@ class SpinGlass3D(PairwiseBinaryModel):
         signs = np.random.default_rng(self.seed).choice([-1.0, 1.0], size=len(edges))
         self._shape = shape
         self._set_model(edges, signs, np.zeros(int(np.prod(shape))), self.beta)
+
+    @classmethod
+    def estimate_size(cls, params):
+        """A periodic L×L×L cube: d = L³, 6 neighbours each."""
+        return lattice_size((cls._estimate_params(params)["size"],) * 3)
 
     @property
     def image_shape(self):

@@ -33,7 +33,7 @@ import numpy as np
 import param
 from scipy.special import expit, logsumexp, softmax
 
-from .base import Target, all_states
+from .base import Target, TargetSize, all_states, array_shape, stored_bytes
 
 #: The model shipped with the explorer: 16 hidden units trained on binarised 8×8 digits.
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "assets" / "rbm_digits.npz"
@@ -58,14 +58,37 @@ def _as_finite_array(value, name: str, ndim: int) -> np.ndarray:
     return arr
 
 
+def _shipped_model() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """W, b, c of ``DEFAULT_MODEL``."""
+    with np.load(DEFAULT_MODEL, allow_pickle=False) as model:
+        return model["W"], model["b"], model["c"]
+
+
+def _given_or_shipped(weights, visible_bias, hidden_bias) -> tuple:
+    """The model's (W, b, c): the shipped model when all three are None, else as given (W required)."""
+    if weights is None and visible_bias is None and hidden_bias is None:
+        return _shipped_model()
+    if weights is None:
+        raise ValueError("weights must be given when visible_bias or hidden_bias is")
+    return weights, visible_bias, hidden_bias
+
+
+def _float64_bytes(value, size: int) -> int:
+    """Bytes held for an array parameter of ``size`` entries that the model reads as float64: its
+    stored copy, plus the float64 conversion unless that copy is float64 already (lists are stored
+    as float64; None becomes zeros)."""
+    shared = isinstance(value, list) or (isinstance(value, np.ndarray) and value.dtype == np.float64)
+    return stored_bytes(value) + (0 if shared else 8 * size)
+
+
 class RBM(Target):
     """Binary RBM, log p̃(v) = bᵀv + Σ_j softplus(c_j + (vW)_j) (hidden units summed out).
 
     With all three parameters left as ``None`` the shipped model
     ``assets/rbm_digits.npz`` (built by ``assets/build_rbm.py``) is loaded. When
-    ``weights`` is given, a missing bias defaults to zeros. Change several
-    parameters together with ``rbm.param.update(...)`` so that the model is
-    rebuilt once, with consistent shapes.
+    ``weights`` is given, a missing bias defaults to zeros. Like every target
+    it is immutable: ``rbm.with_params(weights=W, visible_bias=b, hidden_bias=c)``
+    builds a new one (change the shapes of all three together).
     """
 
     registry_name = "rbm"
@@ -93,13 +116,18 @@ class RBM(Target):
 
     # -- structure -----------------------------------------------------------------
     def _build(self) -> None:
-        if self.weights is None and self.visible_bias is None and self.hidden_bias is None:
-            with np.load(DEFAULT_MODEL, allow_pickle=False) as model:
-                self._set_model(model["W"], model["b"], model["c"])
-        elif self.weights is None:
-            raise ValueError("weights must be given when visible_bias or hidden_bias is")
-        else:
-            self._set_model(self.weights, self.visible_bias, self.hidden_bias)
+        self._set_model(*_given_or_shipped(self.weights, self.visible_bias, self.hidden_bias))
+
+    @classmethod
+    def estimate_size(cls, params):
+        """d visible units (W's rows); W, b, c as float64, plus the stored copies of given arrays of other dtypes."""
+        p = cls._estimate_params(params)
+        shape = array_shape(_given_or_shipped(p["weights"], p["visible_bias"], p["hidden_bias"])[0])
+        if len(shape) != 2:
+            raise ValueError(f"weights must be a 2-D array; got shape {shape}")
+        d, H = shape
+        arrays = zip((p["weights"], p["visible_bias"], p["hidden_bias"]), (d * H, d, H))
+        return TargetSize(d, sum(_float64_bytes(value, size) for value, size in arrays))
 
     def _set_model(self, weights, visible_bias, hidden_bias) -> None:
         """Validate and store W, b, c (a bias of ``None`` means zeros)."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import param
 
-from .pairwise import PairwiseBinaryModel, lattice_edges
+from .pairwise import PairwiseBinaryModel, lattice_edges, lattice_size
 
 
 def square_object(size: int) -> np.ndarray:
@@ -48,6 +48,12 @@ class IsingSegmentation(PairwiseBinaryModel):
         self.alpha = self.observation * self.mu / self.sigma**2
         edges = lattice_edges((self.size, self.size), periodic=False)
         self._set_model(edges, np.full(len(edges), self.lam), self.alpha.ravel(), beta=1.0)
+
+    @classmethod
+    def estimate_size(cls, params):
+        """The size×size grid without wrapping, plus the ground truth, observation and α images."""
+        size = cls._estimate_params(params)["size"]
+        return lattice_size((size, size), periodic=False, site_arrays=3)
 
     @property
     def image_shape(self):

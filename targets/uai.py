@@ -44,6 +44,7 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
 
@@ -250,6 +251,37 @@ def parse_uai(text: str, max_bytes: int = MAX_BYTES) -> UAIModel:
     tables = _read_tables(tokens, scopes, cardinalities)
     tokens.finish("the last factor table")
     return UAIModel(n_vars, cardinalities, tuple(scopes), tuple(tables))
+
+
+def read_preamble(text: str, max_bytes: int = MAX_BYTES) -> tuple[list[int], Iterator[list[int]]]:
+    """The cardinalities and, lazily, the factor scopes of a UAI text, without reading its tables.
+
+    A cheap look at a network's size (``MarkovNetwork.estimate_size``): tokens
+    are read one at a time and only up to the last scope, so nothing is held per
+    table entry. Only what it reads is checked (``ValueError``); ``parse_uai`` checks everything.
+    """
+    if len(text) > max_bytes:
+        raise ValueError(f"UAI text is {len(text):,} characters, over the limit of {max_bytes:,} bytes")
+    tokens = (match[0] for match in _TOKEN.finditer(text))
+
+    def integer(what: str, high: int | None = None) -> int:
+        token = next(tokens, "")
+        value = _decimal(token)
+        if value < 0 or (high is not None and value > high):
+            raise ValueError(f"UAI preamble: expected {what}, got {token!r}")
+        return value
+
+    if next(tokens, "").upper() != "MARKOV":
+        raise ValueError("UAI preamble: expected the word MARKOV (only Markov networks are supported)")
+    n_vars = integer("the number of variables")
+    cardinalities = [integer("a cardinality", MAX_CARDINALITY) for _ in range(n_vars)]
+    n_factors = integer("the number of factors")
+
+    def scopes() -> Iterator[list[int]]:
+        for _ in range(n_factors):
+            yield [integer("a variable index", n_vars - 1) for _ in range(integer("a scope size", n_vars))]
+
+    return cardinalities, scopes()
 
 
 def _has_sample_count(tokens: list[str]) -> bool:

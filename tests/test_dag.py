@@ -327,15 +327,16 @@ def test_user_data_sets_the_number_of_nodes():
     assert codes.data_matrix.dtype == np.int64 and codes.dim == 12
 
 
-def test_synthetic_data_is_reproducible_and_rebuilds_on_change():
+def test_synthetic_data_is_reproducible_and_with_params_rebuilds():
     a, b = targets.make("dag", n_nodes=5, seed=4), targets.make("dag", n_nodes=5, seed=4)
     np.testing.assert_array_equal(a.data_matrix, b.data_matrix)
     np.testing.assert_array_equal(a.true_adjacency, b.true_adjacency)
     np.testing.assert_array_equal(a.local_scores, b.local_scores)
     assert a.data_matrix.shape == (200, 5) and a.node_names == [f"X{j}" for j in range(5)]
     assert not np.array_equal(targets.make("dag", n_nodes=5, seed=5).data_matrix, a.data_matrix)
-    a.n_nodes = 3
-    assert a.dim == 6 and a.local_scores.shape == (3, 8) and a.data_matrix.shape == (200, 3)
+    smaller = a.with_params(n_nodes=3)
+    assert smaller.dim == 6 and smaller.local_scores.shape == (3, 8) and smaller.data_matrix.shape == (200, 3)
+    assert a.dim == 20
 
 
 def test_bdeu_synthetic_data_is_split_at_the_median():

@@ -34,11 +34,11 @@ def random_states(n: int, d: int, seed: int = 2) -> np.ndarray:
 def test_shapes_and_parameters(tiny):
     assert (tiny.dim, tiny.n_hidden, tiny.image_shape) == (8, 3, None)
     W = np.ones((5, 2))
-    tiny.param.update(weights=W, visible_bias=np.zeros(5), hidden_bias=np.zeros(2))
-    assert (tiny.dim, tiny.n_hidden) == (5, 2)
+    ones = tiny.with_params(weights=W, visible_bias=np.zeros(5), hidden_bias=np.zeros(2))
+    assert (ones.dim, ones.n_hidden) == (5, 2)
     # log p̃(v) = Σ_j softplus((vW)_j) = 2 log(1 + e^{|v|}) for W = 1 and zero biases.
     v = random_states(10, 5)
-    np.testing.assert_allclose(tiny.log_prob(v), 2 * np.log1p(np.exp(v.sum(axis=1))))
+    np.testing.assert_allclose(ones.log_prob(v), 2 * np.log1p(np.exp(v.sum(axis=1))))
 
 
 def test_log_partition_matches_enumeration(tiny):

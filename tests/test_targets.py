@@ -134,10 +134,11 @@ def test_segmentation_follows_eq6():
     np.testing.assert_array_equal(again.observation, target.observation)
 
 
-def test_changing_a_parameter_rebuilds_the_model():
+def test_with_params_builds_the_changed_model():
     target = targets.make("ising1d", m=6)
-    target.m = 9
-    assert target.dim == 9 and target.log_prob(np.zeros((1, 9), dtype=np.uint8)).shape == (1,)
+    changed = target.with_params(m=9)
+    assert changed.dim == 9 and changed.log_prob(np.zeros((1, 9), dtype=np.uint8)).shape == (1,)
+    assert target.dim == 6
 
 
 def test_every_registered_target_builds_from_defaults(rng):
