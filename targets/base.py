@@ -66,10 +66,16 @@ def flip(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
 
 
 def all_states(dim: int) -> np.ndarray:
-    """All 2^dim binary states as a ``(2^dim, dim)`` uint8 array, bit 0 most significant."""
+    """All 2^dim binary states as a ``(2^dim, dim)`` uint8 array, bit 0 most significant.
+
+    Filled a column at a time, so the peak is the result plus one column of
+    codes (2^dim × 9 bytes), not a 2^dim × dim table of int64 (3.2 GB at d = 24).
+    """
     codes = np.arange(2**dim, dtype=np.int64)
-    shifts = np.arange(dim - 1, -1, -1, dtype=np.int64)
-    return ((codes[:, None] >> shifts) & 1).astype(np.uint8)
+    states = np.empty((codes.size, dim), dtype=np.uint8)
+    for bit in range(dim):
+        states[:, bit] = (codes >> (dim - 1 - bit)) & 1
+    return states
 
 
 @dataclasses.dataclass(frozen=True)
