@@ -365,15 +365,20 @@ MODEL_COUNT_JS = "() => Bokeh.documents[0]._all_models.size"
 
 def test_new_runs_do_not_grow_the_browser_document(page: Page):
     """Applying settings again and again reuses the plots: the page's Bokeh models stay as many."""
-    apply = button(page, APPLY)
-    apply.click()
-    expect(status(page)).to_contain_text(re.compile(r"steps 0 ·"))
-    page.wait_for_timeout(500)
-    before = page.evaluate(MODEL_COUNT_JS)
-    for _ in range(3):
-        apply.click()
-        page.wait_for_timeout(500)
-    assert page.evaluate(MODEL_COUNT_JS) == before
+    def apply_and_settle() -> int:
+        """Apply, wait until the new run is built and shown, then until the page's model count holds still."""
+        button(page, APPLY).click()
+        expect(status(page)).to_contain_text(re.compile(r"^paused · steps 0 ·"))
+        counts = [page.evaluate(MODEL_COUNT_JS)]
+        while len(counts) < 3 or len(set(counts[-3:])) > 1:  # the same count three reads in a row
+            page.wait_for_timeout(300)
+            counts.append(page.evaluate(MODEL_COUNT_JS))
+            assert len(counts) < 200, f"the page's model count never settled: {counts[-10:]}"
+        return counts[-1]
+
+    before = apply_and_settle()
+    after = [apply_and_settle() for _ in range(3)]
+    assert after == [before] * 3
 
 
 #: A digest of every data source drawn in the plot titled ``title``: the number of rows of
