@@ -7,8 +7,10 @@ wherever ``in_process=True``). One periodic callback per session
 (``refresh_ms``, default 100 ms) takes what the worker sent (``RunClient.poll``)
 and hands each snapshot to every view whose card shows, inside
 ``pn.io.hold()``. A new run (``RunClient.info``) reconfigures the views and
-shows only the cards that apply to it. When a served session ends, its worker
-is stopped. In a notebook call ``explorer.close()`` when done.
+shows only the cards that apply to it; a view is built the first time it
+applies, and the catalogue when its card is first opened, so a page holds only
+the Bokeh models its runs need. When a served session ends, its worker is
+stopped. In a notebook call ``explorer.close()`` when done.
 """
 
 from __future__ import annotations
@@ -48,9 +50,10 @@ class Explorer(pn.viewable.Viewer):
         super().__init__(**params)
         self.client = RunClient(engine or Engine(in_process=True), config)
         self.controls = Controls(client=self.client)
-        self.views: list[LiveView] = [view(client=self.client) for view in VIEWS]
-        self.cards = [pn.Card(view, title=view.title, sizing_mode="stretch_width", visible=False)
-                      for view in self.views]
+        self.views: dict[type, LiveView] = {}  # built the first time they apply to a run
+        self.cards = {kind: pn.Card(title=kind.title, sizing_mode="stretch_width", visible=False) for kind in VIEWS}
+        self.catalogue = pn.Card(title="All targets and samplers", collapsed=True, sizing_mode="stretch_width")
+        self.catalogue.param.watch(self._open_catalogue, "collapsed")
         self.waiting = pn.pane.HTML("<b>Building the run…</b>", css_classes=["run-waiting"])
         self.refresh = pn.widgets.IntInput.from_param(self.param.refresh_ms, label="plot refresh period (ms)")
         self._callback = None
@@ -61,10 +64,17 @@ class Explorer(pn.viewable.Viewer):
         info = event.new
         with pn.io.hold():
             self.waiting.visible = False
-            for view, card in zip(self.views, self.cards):
-                card.visible = view.applies(info)
+            for kind, card in self.cards.items():
+                card.visible = kind.applies(info)
                 if card.visible:
-                    view.reconfigure(info)
+                    if kind not in self.views:
+                        self.views[kind] = kind(client=self.client)
+                        card[:] = [self.views[kind]]
+                    self.views[kind].reconfigure(info)
+
+    def _open_catalogue(self, event) -> None:
+        if not event.new and not len(self.catalogue):
+            self.catalogue[:] = [Catalogue()]
 
     @param.depends("refresh_ms", watch=True)
     def _on_refresh_period(self) -> None:
@@ -81,7 +91,7 @@ class Explorer(pn.viewable.Viewer):
         started = time.perf_counter()
         with pn.io.hold():
             snapshots = self.client.poll()
-            shown = [view for view, card in zip(self.views, self.cards) if card.visible]
+            shown = [view for kind, view in self.views.items() if self.cards[kind].visible]
             for snapshot in snapshots:
                 for view in shown:
                     view.update(snapshot)
@@ -99,9 +109,7 @@ class Explorer(pn.viewable.Viewer):
 
     def main_area(self) -> pn.viewable.Viewable:
         return pn.Column(
-            self.waiting, *self.cards,
-            pn.Card(Catalogue(), title="All targets and samplers", collapsed=True, sizing_mode="stretch_width"),
-            sizing_mode="stretch_width",
+            self.waiting, *self.cards.values(), self.catalogue, sizing_mode="stretch_width",
         )
 
     def sidebar(self) -> pn.viewable.Viewable:

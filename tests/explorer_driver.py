@@ -40,13 +40,13 @@ def make_explorer(config: RunConfig) -> Explorer:
 
 
 def view(app: Explorer, kind: type):
-    """The explorer's live view of class ``kind``."""
-    return next(v for v in app.views if isinstance(v, kind))
+    """The explorer's live view of class ``kind`` (built once it applied to a run)."""
+    return app.views[kind]
 
 
 def card(app: Explorer, kind: type):
-    """The card holding the explorer's live view of class ``kind``."""
-    return app.cards[app.views.index(view(app, kind))]
+    """The card of the explorer's live views of class ``kind``."""
+    return app.cards[kind]
 
 
 def applied(app: Explorer, config: RunConfig) -> None:

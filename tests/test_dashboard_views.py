@@ -116,6 +116,14 @@ def test_views_that_do_not_apply_are_hidden(explorer):
     assert not view(explorer, TraceView)._statistic_figure.visible  # statistic is log p̃ itself: one trace plot
 
 
+def test_views_are_built_only_when_a_run_needs_them(explorer):
+    from dashboard.catalogue import Catalogue
+    assert DagView not in explorer.views and InclusionView not in explorer.views
+    assert not len(explorer.catalogue)
+    explorer.catalogue.collapsed = False
+    assert isinstance(explorer.catalogue[0], Catalogue)
+
+
 def test_a_new_run_reuses_the_figures(explorer):
     lattice, traces = view(explorer, LatticeView), view(explorer, TraceView)
     figures = [panel.figure for panel in (lattice._state, lattice._truth)]

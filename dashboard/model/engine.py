@@ -14,6 +14,7 @@ dashboard (every session's script asks for it; the first call creates it).
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.forkserver
 import threading
 from dataclasses import dataclass
 
@@ -81,6 +82,10 @@ class Engine:
         self._context = None if in_process else multiprocessing.get_context("forkserver")
         if self._context is not None:
             self._context.set_forkserver_preload(PRELOAD)
+            # Start the forkserver (it imports the samplers once, a few seconds) now, beside the server,
+            # rather than in the first session's request.
+            threading.Thread(target=multiprocessing.forkserver.ensure_running, name="forkserver-start",
+                             daemon=True).start()
 
     # -- the ledger ----------------------------------------------------------------------------------------
     def _prune(self) -> None:

@@ -56,7 +56,8 @@ class AdaptationView(LiveView):
         self._layout = pn.Column(self.status, *(pn.pane.Bokeh(fig, sizing_mode="stretch_width") for fig in self.figures),
                                  sizing_mode="stretch_width")
 
-    def applies(self, info: RunInfo) -> bool:
+    @classmethod
+    def applies(cls, info: RunInfo) -> bool:
         return info.capabilities.adapts_walks
 
     def reconfigure(self, info: RunInfo) -> None:

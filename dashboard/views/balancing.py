@@ -128,7 +128,8 @@ class BalancingView(LiveView):
         self.frozen_markers.append(marker)
         return fig
 
-    def applies(self, info: RunInfo) -> bool:
+    @classmethod
+    def applies(cls, info: RunInfo) -> bool:
         return info.capabilities.has_balancing_function
 
     def reconfigure(self, info: RunInfo) -> None:

@@ -4,8 +4,9 @@ A live view draws a run from what its worker sends and nothing else: the
 ``RunInfo`` of each new run (``reconfigure``) and the stream of immutable
 ``Snapshot``s (``update``), whose ``None`` fields mean "unchanged". It never
 sees a sampler or a target. Actions (freeze, slow motion, the chain shown)
-go to the session's ``RunClient`` as messages. The explorer keeps the list of
-views, shows each one's card only when it ``applies`` to the run, and calls
+go to the session's ``RunClient`` as messages. The explorer builds a view the
+first time it ``applies`` to a run (so a session holds only the figures its
+runs need), shows each one's card only while it applies, and calls
 ``update`` inside ``pn.io.hold()`` at every flush. Bokeh figures are built
 once per session and only their ``ColumnDataSource``s change, so the
 browser's document never accumulates discarded models.
@@ -27,7 +28,8 @@ class LiveView(pn.viewable.Viewer):
     #: Title of the card the explorer puts the view in.
     title = ""
 
-    def applies(self, info: RunInfo) -> bool:
+    @classmethod
+    def applies(cls, info: RunInfo) -> bool:
         """Whether the view means anything for this run (its card is hidden otherwise)."""
         return True
 

@@ -50,7 +50,8 @@ class ComparisonView(LiveView):
                                                      sizing_mode="stretch_width"),
                                  sizing_mode="stretch_width")
 
-    def applies(self, info: RunInfo) -> bool:
+    @classmethod
+    def applies(cls, info: RunInfo) -> bool:
         return bool(info.companion)
 
     def reconfigure(self, info: RunInfo) -> None:

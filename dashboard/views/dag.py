@@ -105,7 +105,8 @@ class DagView(LiveView):
         fig.xaxis.major_label_orientation = 0.8
         return fig
 
-    def applies(self, info: RunInfo) -> bool:
+    @classmethod
+    def applies(cls, info: RunInfo) -> bool:
         return info.dag is not None
 
     def reconfigure(self, info: RunInfo) -> None:

@@ -72,7 +72,8 @@ class InclusionView(LiveView):
                                  sizing_mode="stretch_width")
         self._info: RunInfo | None = None
 
-    def applies(self, info: RunInfo) -> bool:
+    @classmethod
+    def applies(cls, info: RunInfo) -> bool:
         return info.bvs is not None and info.opad_tracked
 
     def reconfigure(self, info: RunInfo) -> None:
