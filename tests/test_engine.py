@@ -235,31 +235,29 @@ def test_an_exception_in_a_run_shows_its_reason_and_the_session_goes_on():
         client.close()
 
 
-def test_a_refused_configuration_keeps_the_current_run():
-    engine = Engine(in_process=True)
-    client = built(RunClient(engine, small()))
-    try:
-        assert client.run_steps(7)
-        assert client.apply(small(sampler="gwg", target="markov_network", target_params={}, statistic="log_prob"))
-        assert client.wait_for(lambda c: c.error, TIMEOUT) and "differentiable" in client.error
-        assert client.info.target_name == "ising_segmentation" and client.status.n_steps == 7
-        assert client.run_steps(3)
-    finally:
-        client.close()
+@pytest.fixture
+def client():
+    """A small run with its worker in-process."""
+    client = built(RunClient(Engine(in_process=True), small()))
+    yield client
+    client.close()
 
 
-def test_a_slow_reader_gets_one_snapshot_and_loses_no_trace_row():
+def test_a_refused_configuration_keeps_the_current_run(client):
+    assert client.run_steps(7)
+    assert client.apply(small(sampler="gwg", target="markov_network", target_params={}, statistic="log_prob"))
+    assert client.wait_for(lambda c: c.error, TIMEOUT) and "differentiable" in client.error
+    assert client.info.target_name == "ising_segmentation" and client.status.n_steps == 7
+    assert client.run_steps(3)
+
+
+def test_a_slow_reader_gets_one_snapshot_and_loses_no_trace_row(client):
     """At most one snapshot is in flight; the worker keeps what happened meanwhile in its bounded buffer."""
-    engine = Engine(in_process=True)
-    client = built(RunClient(engine, small()))
-    try:
-        client.poll()
-        client.step(500)
-        time.sleep(0.5)  # not a timing assertion: the reader is simply away for a while
-        assert len(client.poll()) <= 1
-        assert client.wait_for(lambda c: c.status.n_steps == 500, TIMEOUT)
-        steps = client.history["step"]
-        assert steps[0] == 0 and steps[-1] == 500 and len(set(steps)) == len(steps)
-        assert (steps[1:] - steps[:-1] == steps[1] - steps[0]).all()  # uniform, nothing skipped
-    finally:
-        client.close()
+    client.poll()
+    client.step(500)
+    time.sleep(0.5)  # not a timing assertion: the reader is simply away for a while
+    assert len(client.poll()) <= 1
+    assert client.wait_for(lambda c: c.status.n_steps == 500, TIMEOUT)
+    steps = client.history["step"]
+    assert steps[0] == 0 and steps[-1] == 500 and len(set(steps)) == len(steps)
+    assert (steps[1:] - steps[:-1] == steps[1] - steps[0]).all()  # uniform, nothing skipped
