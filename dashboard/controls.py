@@ -14,6 +14,7 @@ from __future__ import annotations
 import binascii
 import io
 import math
+import time
 
 import panel as pn
 import param
@@ -31,6 +32,8 @@ from .model.statistics import LABELS, statistic_names
 from .model.uploads import UPLOAD_HINTS, UPLOAD_TYPES, parse_upload
 from .views.upload import LimitedFileInput
 
+#: Least time between two redraws of the status line while the run's phase stays the same (seconds).
+STATUS_SECONDS = 0.25
 #: Target parameters that are edited by upload or JSON rather than by a widget.
 FILE_PARAMETERS = {"uai_text", "J", "h", "evidence", "weights", "visible_bias", "hidden_bias", "fn", "X", "y",
                    "data"}
@@ -58,6 +61,7 @@ class Controls(pn.viewable.Viewer):
         self._file_params: dict[str, dict] = {}
         self._compare_params: dict = {}  # from a preset or configuration file; shared space parameters are automatic
         self._show_when_built: RunConfig | None = None
+        self._status_phase, self._status_at = "", -float("inf")
         self._limits = self.client.engine.budget.uploads
 
         self.preset = pn.widgets.Select(label="Preset", options=list(self._presets),
@@ -256,13 +260,18 @@ class Controls(pn.viewable.Viewer):
 
     # -- status ----------------------------------------------------------------------------------
     def update_status(self, *events) -> None:
+        """Redraw the status line: at once when the phase changes, else at most every ``STATUS_SECONDS``
+        (the explorer calls this at every flush, so the latest status is always shown soon)."""
         status = self.client.status
         phase = "building the run…" if self.client.building else status.phase
-        self.status.object = (
-            f"<b>{phase}</b> · steps {status.n_steps:,} · evaluations {_si(status.n_evals)} · "
-            f"{_si(status.steps_per_second)} steps/s · acceptance {_si(status.acceptance)} · "
-            f"{status.seconds:.1f} s sampling"
-        )
+        text = (f"<b>{phase}</b> · steps {status.n_steps:,} · evaluations {_si(status.n_evals)} · "
+                f"{_si(status.steps_per_second)} steps/s · acceptance {_si(status.acceptance)} · "
+                f"{status.seconds:.1f} s sampling")
+        now = time.monotonic()
+        if text == self.status.object or (phase == self._status_phase and now - self._status_at < STATUS_SECONDS):
+            return
+        self._status_phase, self._status_at = phase, now
+        self.status.object = text
 
     def __panel__(self):
         return pn.Column(

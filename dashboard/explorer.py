@@ -16,6 +16,7 @@ stopped. In a notebook call ``explorer.close()`` when done.
 from __future__ import annotations
 
 import time
+import weakref
 
 import panel as pn
 import param
@@ -36,9 +37,23 @@ from .views.kl import KLView
 from .views.lattice import LatticeView
 from .views.traces import TraceView
 
+#: Most of the server's time the sessions' flushes may take together: beyond it, every session refreshes
+#: less often (a class of 30 sees 1–2 updates a second rather than a server too busy to answer clicks).
+SERVER_SHARE = 0.5
+#: How soon after a command (Start, Pause, …) the page looks for its answer (ms).
+ANSWER_MS = 40
+#: The live explorers of this process, whose flushes share the server.
+_LIVE: weakref.WeakSet = weakref.WeakSet()
+
 #: The live views, in the order of their cards.
 VIEWS = (LatticeView, TraceView, ComparisonView, AdaptationView, BalancingView, KLView, InclusionView, DagView,
          DiagnosticsView)
+
+
+def fair_period(refresh_ms: int, sessions: int, flush_seconds: float) -> int:
+    """A session's refresh period (ms): its own setting, lengthened when the sessions' flushes together would
+    take more than ``SERVER_SHARE`` of the server's time (period ≥ sessions × mean flush time / share)."""
+    return max(refresh_ms, round(1000 * sessions * flush_seconds / SERVER_SHARE))
 
 
 class Explorer(pn.viewable.Viewer):
@@ -57,8 +72,11 @@ class Explorer(pn.viewable.Viewer):
         self.waiting = pn.pane.HTML("<b>Building the run…</b>", css_classes=["run-waiting"])
         self.refresh = pn.widgets.IntInput.from_param(self.param.refresh_ms, label="plot refresh period (ms)")
         self._callback = None
+        self._document = None
+        self._flush_cost = 0.0  # running mean of this session's flush time (seconds)
         self.flush_seconds: list[float] = []
         self.client.param.watch(self._on_info, "info")
+        self.client.param.watch(self._answer_soon, "commands")
 
     def _on_info(self, event) -> None:
         info = event.new
@@ -85,6 +103,19 @@ class Explorer(pn.viewable.Viewer):
         """Start this session's periodic flush (idempotent)."""
         if self._callback is None:
             self._callback = pn.state.add_periodic_callback(self.flush, period=self.refresh_ms)
+            self._document = pn.state.curdoc
+            _LIVE.add(self)
+
+    def _answer_soon(self, *events) -> None:
+        """After a command, flush once more in ``ANSWER_MS``, so that a click shows its effect at once."""
+        if self._document is not None and self._document.session_context is not None:
+            self._document.add_timeout_callback(self.flush, ANSWER_MS)
+
+    def _fair_period(self) -> None:
+        """Follow ``fair_period`` when it moved by more than a fifth."""
+        period = fair_period(self.refresh_ms, len(_LIVE), self._flush_cost)
+        if self._callback is not None and abs(period - self._callback.period) > 0.2 * self._callback.period:
+            self._callback.period = period
 
     def flush(self) -> None:
         """Move what the worker sent since the last flush into the views."""
@@ -97,14 +128,19 @@ class Explorer(pn.viewable.Viewer):
                     view.update(snapshot)
             for view in shown:
                 view.tick()
-        self.flush_seconds.append(time.perf_counter() - started)
+            self.controls.update_status()
+        spent = time.perf_counter() - started
+        self.flush_seconds.append(spent)
         del self.flush_seconds[:-1000]
+        self._flush_cost += 0.1 * (spent - self._flush_cost)
+        self._fair_period()
 
     def close(self, *args) -> None:
         """Stop the flush and the worker (called when the session ends)."""
         if self._callback is not None:
             self._callback.stop()
             self._callback = None
+        _LIVE.discard(self)
         self.client.close()
 
     def main_area(self) -> pn.viewable.Viewable:

@@ -58,14 +58,14 @@ def explorer():
 
 def test_flush_moves_steps_into_status_lattice_and_traces(explorer):
     advance(explorer, 25)
-    assert "steps 25" in explorer.controls.status.object
+    settle(explorer, lambda: "steps 25 ·" in explorer.controls.status.object)
     traces = view(explorer, TraceView)
-    assert traces.source.data["step"].tolist() == list(range(26))
+    assert list(traces.source.data["step"]) == list(range(26))
     np.testing.assert_array_equal(traces.source.data["st0"], explorer.client.history["statistic"][:, 0])
     image = view(explorer, LatticeView)._state.source.data["image"][0]
     np.testing.assert_array_equal(image, headless_states(explorer.client.config, 25)[0].reshape(10, 10))
     advance(explorer, 5)
-    assert traces.source.data["step"].tolist() == list(range(31))
+    assert list(traces.source.data["step"]) == list(range(31))
 
 
 def test_lattice_shows_the_chosen_chain_and_segmentation_inputs(explorer):
@@ -116,6 +116,13 @@ def test_views_that_do_not_apply_are_hidden(explorer):
     assert not view(explorer, TraceView)._statistic_figure.visible  # statistic is log p̃ itself: one trace plot
 
 
+def test_many_sessions_refresh_less_often_so_the_server_keeps_time_for_clicks():
+    from dashboard.explorer import SERVER_SHARE, fair_period
+    assert fair_period(100, 1, 0.01) == 100  # one session: its own setting
+    assert fair_period(100, 30, 0.01) == round(1000 * 30 * 0.01 / SERVER_SHARE)  # 30 × 10 ms within the share
+    assert fair_period(500, 4, 0.01) == 500
+
+
 def test_views_are_built_only_when_a_run_needs_them(explorer):
     assert DagView not in explorer.views and InclusionView not in explorer.views
     assert not len(explorer.catalogue)
@@ -137,7 +144,7 @@ def test_a_new_run_reuses_the_figures(explorer):
     advance(explorer, 3)
     np.testing.assert_array_equal(lattice._state.source.data["image"][0],
                                   headless_states(config, 3)[0].reshape(6, 6))
-    assert traces.source.data["step"].tolist() == [0, 1, 2, 3]
+    assert list(traces.source.data["step"]) == [0, 1, 2, 3]
 
 
 def test_balancing_view_draws_the_samplers_function(explorer):
@@ -301,15 +308,17 @@ def test_kl_view_draws_every_chain_and_the_band_of_the_three_approximations():
         opad = [s.opad for s in snapshots if s.opad is not None][-1]
         for kind in ("mcmc", "opad", "opad_plus"):
             lines = kl.line_sources[kind].data
-            assert len(lines["ys"]) == 5 and all(len(y) == len(opad.steps) for y in lines["ys"])
-            band = kl.band_sources[kind].data
+            assert len(lines["y"]) == 5 * (len(opad.steps) + 1)  # five chains' curves, each ended by a break
+            np.testing.assert_array_equal(np.isnan(lines["y"]), np.isnan(lines["x"]))
+            assert np.isnan(lines["y"]).sum() == 5
+            band = {key: np.asarray(column, dtype=float) for key, column in kl.band_sources[kind].data.items()}
             assert np.all(band["lower"] <= band["mean"] + 1e-15) and np.all(band["mean"] <= band["upper"] + 1e-15)
             np.testing.assert_allclose(band["mean"], np.maximum(opad.kl[kind][:, :5], 1e-10).mean(axis=1))
         assert "MCMC/OPAD" in kl.status.object
         applied(app, RunConfig(target="ising_segmentation", target_params={"size": 6}, sampler="metropolis",
                                statistic="log_prob"))
         assert not kl.figure.visible and "d = 36" in kl.status.object
-        assert kl.line_sources["mcmc"].data["ys"] == []
+        assert list(kl.line_sources["mcmc"].data["y"]) == []
     finally:
         app.close()
 

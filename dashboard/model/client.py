@@ -55,6 +55,7 @@ class RunClient(param.Parameterized):
     frozen = param.Dict(default=None, allow_None=True,
                         doc="Once adaptation stopped: the step and the sampler parameters of the frozen kernel.")
     replay = param.Parameter(default=None, doc="The latest slow-motion move (a MoveReplay).")
+    commands = param.Integer(0, doc="Commands sent so far (a page may look for the answer sooner after one).")
 
     def __init__(self, engine: Engine, config: RunConfig | None = None, **params):
         super().__init__(**params)
@@ -148,6 +149,7 @@ class RunClient(param.Parameterized):
             self._handle.connection.send(message)
         except (OSError, EOFError):
             self._lost()
+        self.commands += 1
 
     # -- answers ---------------------------------------------------------------------------------------------
     def poll(self) -> list[Snapshot]:

@@ -16,7 +16,7 @@ from bokeh.plotting import figure
 
 from ..model.snapshot import AdaptationState, RunInfo, Snapshot
 from .balancing import thinned
-from .base import LiveView
+from .base import LiveView, plain
 
 TRACES = {"gamma": ("bias γ (γ = 1: the paper's γ = β)", "γ"), "walk_length": ("walk length κ", "κ"),
           "acceptance": ("mean acceptance probability", "ᾱ")}
@@ -71,7 +71,7 @@ class AdaptationView(LiveView):
         if state is None:
             return
         self.target_line.location = state.target_acceptance
-        self.source.data = thinned(state.history)
+        self.source.data = plain(thinned(state.history))
         for marker in self.frozen_markers:
             marker.visible = state.frozen_at is not None
             marker.location = state.frozen_at or 0

@@ -29,7 +29,7 @@ from samplers.balancing import BALANCING, FORMULAS
 
 from ..model.session import LOG_T
 from ..model.snapshot import LearningState, RunInfo, Snapshot
-from .base import LiveView
+from .base import LiveView, plain
 
 T = np.exp(LOG_T)
 #: Most points drawn per learning trace (the learner keeps up to 4,096).
@@ -141,7 +141,7 @@ class BalancingView(LiveView):
         self.history_source.data = history_columns({"step": np.zeros(0)})
         for marker in self.frozen_markers:
             marker.visible = False
-        self.curve_source.data = {"t": T, "g": np.exp(info.log_g)}
+        self.curve_source.data = plain({"t": T, "g": np.exp(info.log_g)})
         self.status.object = ""
 
     def update(self, snapshot: Snapshot) -> None:
@@ -149,8 +149,8 @@ class BalancingView(LiveView):
         state = snapshot.learning
         if state is None:
             return
-        self.curve_source.data = {"t": T, "g": np.exp(state.log_g)}
-        self.history_source.data = history_columns(thinned(state.history))
+        self.curve_source.data = plain({"t": T, "g": np.exp(state.log_g)})
+        self.history_source.data = plain(history_columns(thinned(state.history)))
         for marker in self.frozen_markers:
             marker.visible = state.frozen_at is not None
             marker.location = state.frozen_at or 0

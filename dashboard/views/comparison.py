@@ -18,7 +18,7 @@ from bokeh.models import ColumnDataSource
 from bokeh.plotting import figure
 
 from ..model.snapshot import RunInfo, Snapshot
-from .base import LiveView
+from .base import LiveView, plain
 
 COLORS = ("#1f77b4", "#d62728")
 
@@ -67,9 +67,9 @@ class ComparisonView(LiveView):
         if state is None:
             return
         for source, columns in zip(self.energy_sources, state.energy):
-            source.data = columns
+            source.data = plain(columns)
         for source, columns in zip(self.acf_sources, state.acf):
-            source.data = columns
+            source.data = plain(columns)
         self.status.object = "<br>".join(state.lines)
 
     def __panel__(self):

@@ -20,7 +20,7 @@ from bokeh.models import ColumnDataSource, LinearColorMapper
 from bokeh.plotting import figure
 
 from ..model.snapshot import DagInfo, RunInfo, Snapshot
-from .base import LiveView
+from .base import LiveView, plain
 from .inclusion import BAR_LABELS, SERIES, largest_errors
 
 NODE_RADIUS = 0.16
@@ -113,23 +113,24 @@ class DagView(LiveView):
         self._info = info
         dag = info.dag
         self._positions = node_positions(len(dag.node_names))
-        self.node_source.data = {"x": self._positions[:, 0], "y": self._positions[:, 1], "name": list(dag.node_names)}
+        self.node_source.data = plain({"x": self._positions[:, 0], "y": self._positions[:, 1],
+                                        "name": list(dag.node_names)})
         self.edge_source.data = edge_columns(np.zeros((0, 0)), self._positions)
         names = list(dag.node_names)
         for fig in self.heat_figures:
             fig.x_range.factors = names
             fig.y_range.factors = names[::-1]
             fig.visible = info.opad_tracked
-        self.heat_source.data = heat_columns(dag, {})
+        self.heat_source.data = plain(heat_columns(dag, {}))
         self.status.object = ("Edge probabilities appear after the first steps (exact values by enumerating "
                               "every DAG)." if info.opad_tracked else f"No edge probabilities: {info.opad_problem}.")
 
     def update(self, snapshot: Snapshot) -> None:
         """Redraw the current DAG and, when the OPAD snapshot is new, the edge probabilities."""
         if snapshot.adjacency is not None:
-            self.edge_source.data = edge_columns(snapshot.adjacency, self._positions)
+            self.edge_source.data = plain(edge_columns(snapshot.adjacency, self._positions))
         if snapshot.opad is not None and snapshot.opad.marginals:
-            self.heat_source.data = heat_columns(self._info.dag, snapshot.opad.marginals)
+            self.heat_source.data = plain(heat_columns(self._info.dag, snapshot.opad.marginals))
             self.status.object = largest_errors(snapshot.opad.marginals, "an edge probability")
 
     def __panel__(self):

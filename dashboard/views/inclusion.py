@@ -20,7 +20,7 @@ from bokeh.transform import dodge
 from samplers.opad import KINDS
 
 from ..model.snapshot import RunInfo, Snapshot
-from .base import LiveView
+from .base import LiveView, plain
 from .kl import COLORS
 
 SERIES = (*KINDS, "exact")
@@ -80,14 +80,15 @@ class InclusionView(LiveView):
         self._info = info
         names = list(info.bvs.predictor_names)
         self.figure.x_range.factors = names
-        self.source.data = bar_columns(names, {}, info.bvs.true_inclusion)
+        self.source.data = plain(bar_columns(names, {}, info.bvs.true_inclusion))
         self.status.object = "Inclusion probabilities appear after the first steps (exact values by enumeration)."
 
     def update(self, snapshot: Snapshot) -> None:
         if snapshot.opad is None or not snapshot.opad.marginals:
             return
         bvs = self._info.bvs
-        self.source.data = bar_columns(list(bvs.predictor_names), snapshot.opad.marginals, bvs.true_inclusion)
+        self.source.data = plain(bar_columns(list(bvs.predictor_names), snapshot.opad.marginals,
+                                             bvs.true_inclusion))
         self.status.object = largest_errors(snapshot.opad.marginals, "P(γⱼ = 1)")
 
     def __panel__(self):

@@ -24,7 +24,7 @@ from samplers.opad import KINDS
 
 from ..model.opad_tracker import OpadSnapshot
 from ..model.snapshot import RunInfo, Snapshot
-from .base import LiveView
+from .base import LiveView, plain
 
 FLOOR = 1e-10
 COLORS = {"mcmc": "#d62728", "opad": "#1f77b4", "opad_plus": "#2ca02c"}
@@ -32,9 +32,17 @@ LABELS = {"mcmc": "MCMC (frequencies)", "opad": "OPAD (visited, ∝ p̃)", "opad
 
 
 def chain_lines(steps: np.ndarray, kl: np.ndarray) -> dict:
-    """multi_line columns: one line per chain (the pooled last column is left out)."""
+    """One line through every chain's curve, the curves separated by NaN (the pooled last column is left out).
+
+    A single line with breaks draws as a multi_line would, and goes to the page
+    as two arrays instead of two per chain.
+    """
     values = np.maximum(kl[:, :-1], FLOOR)
-    return {"xs": [steps] * values.shape[1], "ys": list(values.T)}
+    n_chains = values.shape[1]
+    gap = np.full((1, n_chains), np.nan)
+    x = np.vstack([np.repeat(steps[:, None].astype(float), n_chains, axis=1), gap]).T.ravel()
+    y = np.vstack([values, gap]).T.ravel()
+    return {"x": x, "y": y}
 
 
 def band(steps: np.ndarray, kl: np.ndarray) -> dict:
@@ -72,11 +80,11 @@ class KLView(LiveView):
                              title="KL(P‖π) against iterations", x_axis_label="iterations (steps per chain)",
                              y_axis_label="KL(P‖π)", tools="pan,wheel_zoom,box_zoom,reset,save")
         self.figure.toolbar.logo = None
-        self.line_sources = {kind: ColumnDataSource({"xs": [], "ys": []}) for kind in KINDS}
+        self.line_sources = {kind: ColumnDataSource({"x": [], "y": []}) for kind in KINDS}
         self.band_sources = {kind: ColumnDataSource(band(np.zeros(0), np.zeros((0, 2)))) for kind in KINDS}
         for kind in KINDS:
             color = COLORS[kind]
-            self.figure.multi_line("xs", "ys", source=self.line_sources[kind], color=color, alpha=0.15, line_width=1)
+            self.figure.line("x", "y", source=self.line_sources[kind], color=color, alpha=0.15, line_width=1)
             self.figure.varea("step", "lower", "upper", source=self.band_sources[kind], color=color, alpha=0.15)
             self.figure.line("step", "mean", source=self.band_sources[kind], color=color, line_width=3,
                              legend_label=LABELS[kind])
@@ -89,7 +97,7 @@ class KLView(LiveView):
     def reconfigure(self, info: RunInfo) -> None:
         """Empty curves; without OPAD tracking, say why instead (the card always shows)."""
         for kind in KINDS:
-            self.line_sources[kind].data = {"xs": [], "ys": []}
+            self.line_sources[kind].data = {"x": [], "y": []}
             self.band_sources[kind].data = band(np.zeros(0), np.zeros((0, 2)))
         self.figure.visible = info.opad_tracked
         self.status.object = "" if info.opad_tracked else f"No KL curve: {info.opad_problem}."
@@ -101,8 +109,8 @@ class KLView(LiveView):
     def draw(self, snapshot: OpadSnapshot) -> None:
         if len(snapshot.steps):
             for kind in KINDS:
-                self.line_sources[kind].data = chain_lines(snapshot.steps, snapshot.kl[kind])
-                self.band_sources[kind].data = band(snapshot.steps, snapshot.kl[kind])
+                self.line_sources[kind].data = plain(chain_lines(snapshot.steps, snapshot.kl[kind]))
+                self.band_sources[kind].data = plain(band(snapshot.steps, snapshot.kl[kind]))
         self.status.object = summary(snapshot)
 
     def __panel__(self):

@@ -17,7 +17,7 @@ from bokeh.plotting import figure
 
 from ..model.snapshot import RunInfo, Snapshot
 from ..model.statistics import LABELS
-from .base import LiveView
+from .base import LiveView, plain
 
 MAX_LINES = 10
 X_AXES = {"steps": "step", "target evaluations": "n_evals"}
@@ -93,9 +93,9 @@ class TraceView(LiveView):
     def update(self, snapshot: Snapshot) -> None:
         """Append (or, after decimation, replace) the snapshot's history points."""
         if snapshot.full_history is not None:
-            self.source.data = self._padded(snapshot.full_history)
+            self.source.data = plain(self._padded(snapshot.full_history))
         elif snapshot.new_history is not None and len(snapshot.new_history["step"]):
-            self.source.stream(self._padded(snapshot.new_history))
+            self.source.stream(plain(self._padded(snapshot.new_history)))
 
     def _padded(self, history: dict) -> dict:
         """Source columns for all ``MAX_LINES`` lines; lines beyond the run's chains stay NaN (hidden)."""
