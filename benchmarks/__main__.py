@@ -9,7 +9,8 @@ import importlib
 import sys
 
 BENCHMARKS = ["core_throughput", "dashboard_live", "lsb_cost", "lsb_segmentation", "lsb_rbm", "lsb_markov",
-              "opad_ising", "opad_bvs", "opad_dag", "exact_enumeration", "intracluster_paper", "intracluster_cost"]
+              "opad_ising", "opad_bvs", "opad_dag", "exact_enumeration", "intracluster_paper", "intracluster_cost",
+              "classroom"]
 
 
 def main(argv: list[str]) -> None:

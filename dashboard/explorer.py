@@ -171,8 +171,12 @@ def create_app(config: RunConfig | None = None, engine: Engine | None = None, **
     in this process (notebooks, tests).
     """
     explorer = Explorer(config, engine, **params)
-    explorer.start_updates()
     document = pn.state.curdoc
     if document is not None and document.session_context is not None:
+        # Views change the document (new figures for a run) only once the page holds it: a change sent
+        # while the page is still loading can name models the page never received.
+        pn.state.onload(explorer.start_updates)
         pn.state.on_session_destroyed(explorer.close)
+    else:
+        explorer.start_updates()
     return explorer
