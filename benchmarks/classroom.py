@@ -94,6 +94,7 @@ from pathlib import Path
 import psutil
 
 from . import arguments
+from .dashboard_live import IMAGE_READY
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic",
@@ -175,23 +176,6 @@ ALERT_JS = """
                                                 : Array.from(docs[0]._all_models || []);
   const alert = all.find(m => Array.isArray(m.css_classes) && m.css_classes.includes("run-error"));
   return alert && alert.visible && alert.text ? String(alert.text) : null;
-}
-"""
-#: Whether the "current state" lattice image is drawn with data (finite values).
-IMAGE_READY_JS = """
-() => {
-  const docs = (window.Bokeh && window.Bokeh.documents) || [];
-  if (!docs.length || !docs[0].views_manager) return false;
-  const plots = docs[0].views_manager.query(view => Array.isArray(view.model.renderers) && view.model.title != null);
-  for (const view of plots) {
-    const title = view.model.title;
-    if ((typeof title === "string" ? title : title.text) !== "current state") continue;
-    for (const renderer of view.model.renderers) {
-      const data = renderer.data_source && renderer.data_source.data;
-      if (data && data.image && Array.from(data.image[0]).some((v) => Number.isFinite(v))) return true;
-    }
-  }
-  return false;
 }
 """
 
@@ -653,7 +637,7 @@ class PageSession:
         """Go to the app and wait for the first drawn lattice (``load_seconds``) and the status line."""
         started = time.monotonic()
         self.page.goto(url, wait_until="commit", timeout=TIMEOUT * 1000)
-        self.page.wait_for_function(IMAGE_READY_JS, polling=50, timeout=TIMEOUT * 1000)
+        self.page.wait_for_function(IMAGE_READY, polling=50, timeout=TIMEOUT * 1000)
         self.load_seconds = time.monotonic() - started
         self.page.wait_for_function(STATUS_JS, polling=50, timeout=TIMEOUT * 1000)
         self.state = "opened"
