@@ -417,7 +417,9 @@ class LightClient:
             if self.state == "failed":
                 raise RuntimeError(self.error)
             if time.monotonic() > end:
-                raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what} (status {self.phase!r})")
+                raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what} (status {self.phase!r}, "
+                                   f"phases seen {self.phases[-6:]}, {self.updates} status updates, alert "
+                                   f"{self.alert[:120]!r})")
             await asyncio.sleep(0.02)
 
     def _find_ids(self, document: dict) -> None:
@@ -518,8 +520,9 @@ class LightClient:
             await self._wait(lambda: self.info_changed, TIMEOUT, "the preset's description")
         self.phases = []
         await self._event("button_click", self.ids["Load preset"])
-        await self._wait(lambda: any(p.startswith("building") for p in self.phases)
-                         and not self.phase.startswith("building"), TIMEOUT, "the preset's run to be built")
+        await self._wait(lambda: (any(p.startswith("building") for p in self.phases)
+                                  and not self.phase.startswith("building")) or bool(self.alert),
+                         TIMEOUT, "the preset's run to be built")
         if self.alert:
             raise RuntimeError(f"the preset was refused: {self.alert}")
         self.state = "built"
@@ -1071,10 +1074,10 @@ def classroom(n: int, args, browser, names: list[str], descriptions: dict[str, s
         left = server.workers()
         result["workers_left"] = len(left)
         result["workers_left_detail"] = [f"pid {p.pid}" for p in left]
-        # when did they go? (up to 60 s more, to say how long they linger)
+        # when did they go? (up to 30 s more, to say how long they linger)
         if left:
             waited = LEFTOVER_SECONDS
-            while server.workers() and waited < LEFTOVER_SECONDS + 60:
+            while server.workers() and waited < LEFTOVER_SECONDS + 30:
                 time.sleep(1.0)
                 waited = time.monotonic() - closed
             result["workers_gone_after"] = waited if not server.workers() else math.inf
@@ -1279,7 +1282,7 @@ def _gone(result: dict) -> str:
     gone = result.get("workers_gone_after")
     if gone is None:
         return ""
-    return f"  (all gone {gone:.0f} s after closing)" if gone != math.inf else "  (still there 70 s after closing)"
+    return f"  (all gone {gone:.0f} s after closing)" if gone != math.inf else "  (still there 40 s after closing)"
 
 
 def _distinct(lines: list[str]) -> list[str]:
@@ -1333,7 +1336,7 @@ def print_goals(result: dict, summary: dict) -> None:
 def main(argv: list[str] | None = None) -> None:
     args = arguments(
         "classroom", argv, sessions="1,8,30", pages=4, clicks=5, soak_seconds=600.0, window_seconds=20.0, port=0,
-        click_timeout=30.0, click_phase_seconds=180.0, chromium_nice=0,
+        click_timeout=30.0, click_phase_seconds=120.0, chromium_nice=0,
         sample_seconds=5.0, light_concurrency=4, session_lifetime_ms=2000,
         budget_args="--max-workers 40 --run-memory 2GB", chromium="/usr/bin/chromium", log_dir="",
         helps={"sessions": "comma-separated numbers of concurrent sessions, one classroom each",
