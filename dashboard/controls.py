@@ -126,7 +126,7 @@ class Controls(pn.viewable.Viewer):
         self.reset.on_click(lambda event: self.client.reset())
         self.client.param.watch(self._show_error, "error")
         self.client.param.watch(self._on_built, "config")
-        self.client.param.watch(self.update_status, ["status", "building"])
+        self.client.param.watch(self.update_status, ["status", "building", "compiling"])
 
         self.show_config(self.client.requested)
         self._show_preset_info()
@@ -263,7 +263,8 @@ class Controls(pn.viewable.Viewer):
         """Redraw the status line: at once when the phase changes, else at most every ``STATUS_SECONDS``
         (the explorer calls this at every flush, so the latest status is always shown soon)."""
         status = self.client.status
-        phase = "building the run…" if self.client.building else status.phase
+        phase = ("compiling the samplers (first run after an install: up to a minute)…" if self.client.compiling
+                 else "building the run…" if self.client.building else status.phase)
         text = (f"<b>{phase}</b> · steps {status.n_steps:,} · evaluations {_si(status.n_evals)} · "
                 f"{_si(status.steps_per_second)} steps/s · acceptance {_si(status.acceptance)} · "
                 f"{status.seconds:.1f} s sampling")

@@ -3,7 +3,7 @@
 Everything here maps u = log t to log g(t), so ratios p̃(x')/p̃(x) spanning
 hundreds of orders of magnitude never overflow.
 
-Fixed functions (numpy, ``BALANCING``):
+Fixed functions (``BALANCING``; compiled, ``log_g_scalar``):
 
 * ``barker``  g(t) = t/(1+t)   log g = log σ(u)
 * ``sqrt``    g(t) = √t        log g = u/2
@@ -50,6 +50,12 @@ so chains stay exact; it differs from the network's own curve by the
 interpolation error, at most Δ²/8·max|∂²log g/∂u²| (≤ 5·10⁻⁴ for the fixed
 functions' smooth parts). Cost: one network pass over 513 knots per learning
 step, whatever the number of chains and sites.
+
+Compiled kernels. ``log_g_scalar(code, u, values, slopes)`` (numba) is the one
+definition of every g above that a sampler uses: code 0–3 the fixed functions
+(``CODES``), code 4 (``TABLE``) a table's interpolation. Compiled samplers call
+it per ratio; ``BALANCING``, ``BalancingTable.log_g`` and ``KnotPositions``
+apply the same scalar functions elementwise for numpy callers.
 """
 
 from __future__ import annotations
@@ -58,16 +64,77 @@ from collections.abc import Callable
 
 import numpy as np
 import torch
-from scipy.special import log_expit
+from numba import njit
 
 LogBalancing = Callable[[np.ndarray], np.ndarray]
 
-BALANCING: dict[str, LogBalancing] = {
-    "barker": log_expit,
-    "sqrt": lambda log_t: 0.5 * np.asarray(log_t, dtype=np.float64),
-    "min": lambda log_t: np.minimum(0.0, log_t),
-    "max": lambda log_t: np.maximum(0.0, log_t),
-}
+# -- compiled scalar kernels (the only definitions; numpy callers get them through ``log_g_array``) ----------
+#: Codes of the balancing functions in compiled kernels: the four fixed ones, then a tabulated g.
+CODES = {"barker": 0, "sqrt": 1, "min": 2, "max": 3}
+TABLE = 4
+KNOT_SPACING = 1.0 / 8.0
+KNOT_SPAN = 64.0
+#: Knots u ≥ 0 where the network is evaluated; the negative half is mirrored.
+HALF_KNOTS = np.arange(0, int(KNOT_SPAN / KNOT_SPACING) + 1) * KNOT_SPACING
+KNOTS = np.concatenate([-HALF_KNOTS[:0:-1], HALF_KNOTS])
+_LAST_SEGMENT = KNOTS.size - 2
+_NO_TABLE = np.zeros(0)
+
+
+@njit(cache=True)
+def knot_position(u):
+    """(segment k, weight w ∈ [0, 1], excess max(0, u − 64)) of u = log t on the knot grid."""
+    position = (min(max(u, -KNOT_SPAN), KNOT_SPAN) + KNOT_SPAN) / KNOT_SPACING
+    segment = min(int(position), _LAST_SEGMENT)
+    return segment, position - segment, max(u - KNOT_SPAN, 0.0)
+
+
+@njit(cache=True)
+def interpolate(values, slopes, segment, weight, excess):
+    """log g = G[k] + w·(G[k+1] − G[k]) + excess: the tabulated function between knots."""
+    return values[segment] + weight * slopes[segment] + excess
+
+
+@njit(cache=True)
+def log_g_scalar(code, u, values, slopes):
+    """log g(t) at u = log t for balancing function ``code`` (``CODES`` or ``TABLE`` with ``values``, ``slopes``)."""
+    if code == 0:  # barker: log σ(u), written to stay finite for every u
+        return -np.log1p(np.exp(-u)) if u >= 0 else u - np.log1p(np.exp(u))
+    if code == 1:
+        return 0.5 * u
+    if code == 2:
+        return min(0.0, u)
+    if code == 3:
+        return max(0.0, u)
+    segment, weight, excess = knot_position(u)
+    return interpolate(values, slopes, segment, weight, excess)
+
+
+@njit(cache=True)
+def _log_g_flat(log_t, code, values, slopes):
+    out = np.empty(log_t.size)
+    for e in range(log_t.size):
+        out[e] = log_g_scalar(code, log_t[e], values, slopes)
+    return out
+
+
+def log_g_array(log_t, code: int, values: np.ndarray = _NO_TABLE, slopes: np.ndarray = _NO_TABLE) -> np.ndarray:
+    """``log_g_scalar`` elementwise over an array of any shape (float64)."""
+    log_t = np.asarray(log_t, dtype=np.float64)
+    return _log_g_flat(log_t.ravel(), code, values, slopes).reshape(log_t.shape)
+
+
+def _fixed(name: str) -> LogBalancing:
+    code = CODES[name]
+
+    def log_g(log_t):
+        return log_g_array(log_t, code)
+
+    log_g.__name__ = f"log_{name}"
+    return log_g
+
+
+BALANCING: dict[str, LogBalancing] = {name: _fixed(name) for name in CODES}
 
 FORMULAS = {"barker": "t/(1+t)", "sqrt": "√t", "min": "min(1, t)", "max": "max(1, t)"}
 
@@ -81,13 +148,6 @@ def log_balancing(name: str) -> LogBalancing:
 
 
 # -- tabulation --------------------------------------------------------------------------------
-KNOT_SPACING = 1.0 / 8.0
-KNOT_SPAN = 64.0
-#: Knots u ≥ 0 where the network is evaluated; the negative half is mirrored.
-HALF_KNOTS = np.arange(0, int(KNOT_SPAN / KNOT_SPACING) + 1) * KNOT_SPACING
-KNOTS = np.concatenate([-HALF_KNOTS[:0:-1], HALF_KNOTS])
-
-
 def mirror_half(half: np.ndarray | torch.Tensor, half_knots) -> np.ndarray | torch.Tensor:
     """All knot values from those at u ≥ 0, using G(−u) = G(u) − u (the balancing property)."""
     negative = (half - half_knots)[1:]
@@ -96,8 +156,28 @@ def mirror_half(half: np.ndarray | torch.Tensor, half_knots) -> np.ndarray | tor
     return np.concatenate([negative[::-1], half])
 
 
+@njit(cache=True)
+def _knot_positions_flat(log_t, segment, weight, excess):
+    for e in range(log_t.size):
+        segment[e], weight[e], excess[e] = knot_position(log_t[e])
+
+
+@njit(cache=True)
+def _interpolate_flat(values, slopes, segment, weight, excess):
+    out = np.empty(segment.size)
+    for e in range(segment.size):
+        out[e] = interpolate(values, slopes, segment[e], weight[e], excess[e])
+    return out
+
+
+def _no_nan(log_t: np.ndarray) -> np.ndarray:
+    if np.isnan(log_t).any():
+        raise ValueError("a flip log-ratio is NaN: the target returned an invalid log p̃")
+    return log_t
+
+
 class KnotPositions:
-    """Where log-ratios fall on the knot grid.
+    """Where log-ratios fall on the knot grid (``knot_position`` elementwise).
 
     log g(u) = (1 − w)·G[k] + w·G[k+1] + excess with ``segment`` k, ``weight``
     w ∈ [0, 1] and ``excess`` = max(0, u − 64) (the t·g(1/t) continuation).
@@ -108,12 +188,12 @@ class KnotPositions:
     def __init__(self, log_t: np.ndarray | None):
         if log_t is None:
             return
-        if np.isnan(log_t).any():
-            raise ValueError("a flip log-ratio is NaN: the target returned an invalid log p̃")
-        position = (np.clip(log_t, -KNOT_SPAN, KNOT_SPAN) + KNOT_SPAN) / KNOT_SPACING
-        self.segment = np.minimum(position.astype(np.intp), KNOTS.size - 2)
-        self.weight = position - self.segment
-        self.excess = np.maximum(log_t - KNOT_SPAN, 0.0)
+        log_t = _no_nan(np.asarray(log_t, dtype=np.float64))
+        self.segment = np.empty(log_t.shape, dtype=np.intp)
+        self.weight = np.empty(log_t.shape)
+        self.excess = np.empty(log_t.shape)
+        _knot_positions_flat(log_t.ravel(), self.segment.reshape(-1), self.weight.reshape(-1),
+                             self.excess.reshape(-1))
 
     def copy(self) -> "KnotPositions":
         out = KnotPositions(None)
@@ -132,12 +212,15 @@ class BalancingTable:
     reader (the dashboard thread) always sees one consistent function.
     """
 
+    code = TABLE
+
     def __init__(self, knot_values: np.ndarray):
         self.values = np.array(knot_values, dtype=np.float64)
         if self.values.shape != KNOTS.shape or not np.all(np.isfinite(self.values)):
             raise ValueError("a balancing table needs finite log g at every knot")
         self.slopes = np.diff(self.values)
         self.values.setflags(write=False)
+        self.slopes.setflags(write=False)
 
     @classmethod
     def of(cls, log_g: LogBalancing) -> "BalancingTable":
@@ -145,12 +228,14 @@ class BalancingTable:
         return cls(mirror_half(log_g(HALF_KNOTS), HALF_KNOTS))
 
     def at(self, positions: KnotPositions) -> np.ndarray:
-        k = positions.segment
-        return self.values[k] + positions.weight * self.slopes[k] + positions.excess
+        """log g at precomputed knot positions (``interpolate`` elementwise)."""
+        p = positions
+        return _interpolate_flat(self.values, self.slopes, p.segment.ravel(), p.weight.ravel(),
+                                 p.excess.ravel()).reshape(p.segment.shape)
 
     def log_g(self, log_t: np.ndarray) -> np.ndarray:
-        """log g(t), elementwise."""
-        return self.at(KnotPositions(np.asarray(log_t, dtype=np.float64)))
+        """log g(t), elementwise (``log_g_scalar`` with this table)."""
+        return log_g_array(_no_nan(np.asarray(log_t, dtype=np.float64)), TABLE, self.values, self.slopes)
 
 
 # -- learned parametrisations --------------------------------------------------------------------

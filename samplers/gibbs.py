@@ -12,21 +12,38 @@ import itertools
 
 import numpy as np
 import param
+from numba import njit
 
 from targets.base import all_states
 
 from .base import Sampler, log_softmax, sample_categorical
 
 
+@njit(cache=True)
+def floyd_subsets(uniforms, d):
+    """One uniformly random k-subset of {0, …, d−1} per row of ``uniforms`` (``(n, k)``, uniform on [0, 1)).
+
+    Floyd's algorithm, without rejection: for j = d−k, …, d−1 draw t uniform
+    on {0, …, j}; take t unless it is already taken, else take j. Every
+    k-subset comes out with probability 1/C(d, k). O(k²) per row.
+    """
+    n, k = uniforms.shape
+    out = np.empty((n, k), dtype=np.int64)
+    for r in range(n):
+        for step in range(k):
+            j = d - k + step
+            t = min(int(uniforms[r, step] * (j + 1)), j)
+            for taken in range(step):
+                if out[r, taken] == t:
+                    t = j
+                    break
+            out[r, step] = t
+    return out
+
+
 def random_blocks(rng: np.random.Generator, n: int, d: int, k: int) -> np.ndarray:
-    """``(n, k)`` sites, each row a uniformly random set of k distinct sites."""
-    sites = rng.integers(0, d, size=(n, k))
-    while True:
-        ordered = np.sort(sites, axis=1)
-        clash = np.flatnonzero((ordered[:, 1:] == ordered[:, :-1]).any(axis=1))
-        if clash.size == 0:
-            return sites
-        sites[clash] = rng.integers(0, d, size=(clash.size, k))
+    """``(n, k)`` sites, each row a uniformly random set of k distinct sites (``floyd_subsets``)."""
+    return floyd_subsets(rng.random((n, k)), d)
 
 
 def all_blocks(d: int, k: int) -> np.ndarray:

@@ -28,17 +28,71 @@ from __future__ import annotations
 
 import numpy as np
 import param
+from numba import njit
 
 from targets.base import flip
 
-from .balancing import BALANCING, log_balancing
+from .balancing import BALANCING, CODES, log_balancing, log_g_scalar
 from .base import Sampler, acceptance_probability, log_softmax, metropolis_accept, sample_categorical
-from .sumtree import LogSumTree
+from .sumtree import LogSumTree, commit_path, path_after, path_value
+
+_NO_TABLE = np.zeros(0)
 
 
+@njit(cache=True)
 def flip_log_acceptance(log_ratio, log_q_forward, log_q_reverse):
     """log α before the min: log t_j(x) + log Q(x | x^(j)) − log Q(x^(j) | x)."""
     return log_ratio + log_q_reverse - log_q_forward
+
+
+@njit(cache=True)
+def tree_flip_log_alpha(row, i, log_ratio, sites, log_g_after, path_nodes, path_values):
+    """log α of flipping bit i, from the chain's sum-tree of log g(t_j(x)) and the changed leaves at x^(i).
+
+    Q(x^(i)|x) = g(t_i(x))/Z(x) is read off the tree; Q(x|x^(i)) = g(t_i(x^(i)))/Z(x^(i))
+    from ``path_after`` with leaves ``sites`` set to ``log_g_after`` (nothing is
+    written). Returns (log α, the number of path entries, which ``commit_path`` writes on acceptance).
+    """
+    size = row.shape[0] // 2
+    count = path_after(row, sites, log_g_after, path_nodes, path_values)
+    log_q_forward = row[size + i] - row[1]
+    log_q_reverse = path_value(path_nodes, path_values, count, size + i, row[size + i]) - path_values[count - 1]
+    return flip_log_acceptance(log_ratio, log_q_forward, log_q_reverse), count
+
+
+@njit(cache=True)
+def locally_balanced_moves(states, log_p, delta, nodes, idx, sites, values, code, table_values, table_slopes,
+                           log_u, accepted, proposed_log_prob, old_bits):
+    """Accept or reject the flip of bit ``idx[c]`` in every chain c, updating everything kept per chain.
+
+    ``sites[c]``/``values[c]`` are the flip log-ratios that change at x^(idx[c]); their
+    log g become the tree's leaves there. Chain c accepts iff log u_c < log α
+    (``tree_flip_log_alpha``); an accepted move writes its tree paths, ratios, bit and log p̃;
+    a rejected one writes nothing. Fills ``accepted``, ``proposed_log_prob`` and ``old_bits``.
+    """
+    n, m = sites.shape
+    depth = 0
+    while (1 << depth) < nodes.shape[1] // 2:
+        depth += 1
+    path_nodes = np.empty(m * (depth + 1), dtype=np.int64)
+    path_values = np.empty(m * (depth + 1))
+    log_g_after = np.empty(m)
+    for c in range(n):
+        i = idx[c]
+        for k in range(m):
+            log_g_after[k] = log_g_scalar(code, values[c, k], table_values, table_slopes)
+        log_ratio = delta[c, i]
+        log_alpha, count = tree_flip_log_alpha(nodes[c], i, log_ratio, sites[c], log_g_after, path_nodes,
+                                               path_values)
+        old_bits[c] = states[c, i]
+        proposed_log_prob[c] = log_p[c] + log_ratio
+        accepted[c] = log_u[c] < log_alpha
+        if accepted[c]:
+            commit_path(nodes[c], path_nodes, path_values, count)
+            for k in range(m):
+                delta[c, sites[c, k]] = values[c, k]
+            states[c, i] ^= 1
+            log_p[c] += log_ratio
 
 
 class _FlipProposalSampler(Sampler):
@@ -66,7 +120,13 @@ class _FlipProposalSampler(Sampler):
 
 
 class LocallyBalanced(_FlipProposalSampler):
-    """Zanella's locally balanced single-flip proposal with exact flip ratios and MH correction."""
+    """Zanella's locally balanced single-flip proposal with exact flip ratios and MH correction.
+
+    A step is three compiled calls: draw j ∝ g(t_j) from each chain's sum-tree,
+    the target's ``delta_after_flip`` (compiled on the pairwise models), and
+    ``locally_balanced_moves``. ``transition_row`` uses the same tree and
+    acceptance kernels (``tree_flip_log_alpha``).
+    """
 
     registry_name = "locally_balanced"
     bytes_per_site = Sampler.bytes_per_site + 8  # the flip log-ratios Δ
@@ -81,6 +141,10 @@ class LocallyBalanced(_FlipProposalSampler):
         neighbours = 8 * n_chains * dim if cls._requested(params, "record_neighbours") else 0
         return super().estimated_bytes(n_chains, dim, params) + LogSumTree.estimated_bytes(n_chains, dim) + neighbours
 
+    def _g_kernel(self) -> tuple[int, np.ndarray, np.ndarray]:
+        """The balancing function as ``log_g_scalar`` takes it: (code, table values, table slopes)."""
+        return CODES[self.balancing], _NO_TABLE, _NO_TABLE
+
     def _prepare(self):
         self._delta = self.target.delta_log_prob(self.states)
         self._tree = LogSumTree(self.log_g(self._delta))
@@ -93,24 +157,31 @@ class LocallyBalanced(_FlipProposalSampler):
 
     def _step(self):
         n = self.states.shape[0]
-        rows = np.arange(n)
-        tree = self._tree
-        idx = tree.sample(self.rng)
-        log_ratio = self._delta[rows, idx]
-        log_q_forward = tree.leaves(rows, idx) - tree.log_total
+        idx = self._tree.sample(self.rng)
         sites, values = self.target.delta_after_flip(self.states, self._delta, idx)
-        old_leaves = tree.leaves(rows[:, None], sites)
-        tree.update(rows, sites, self.log_g(values))
-        log_q_reverse = tree.leaves(rows, idx) - tree.log_total
-        accepted = metropolis_accept(flip_log_acceptance(log_ratio, log_q_forward, log_q_reverse), self.rng)
-        rejected = np.flatnonzero(~accepted)
-        tree.update(rejected, sites[rejected], old_leaves[rejected])
-        kept = np.flatnonzero(accepted)
-        self._delta[kept[:, None], sites[kept]] = values[kept]
-        old_bits = self.states[rows, idx]
-        proposed_log_prob = self.log_p + log_ratio
-        self._apply_flips(idx, accepted, log_ratio)
+        accepted = np.empty(n, dtype=bool)
+        proposed_log_prob = np.empty(n)
+        old_bits = np.empty(n, dtype=np.uint8)
+        locally_balanced_moves(self.states, self.log_p, self._delta, self._tree.nodes, idx, sites, values,
+                               *self._g_kernel(), np.log(self.rng.random(n)), accepted, proposed_log_prob, old_bits)
         return self._single_flip_record(idx, old_bits, accepted, proposed_log_prob)
+
+    def transition_row(self, x):
+        """Q(x^(j)|x)·α_j for every j from a sum-tree over x, with ``tree_flip_log_alpha`` (the step's kernel)."""
+        d = x.size
+        delta = self.target.delta_log_prob(x[None, :])
+        tree = LogSumTree(self.log_g(delta))
+        row = tree.nodes[0]
+        log_alpha = np.empty(d)
+        for j in range(d):
+            sites, values = self.target.delta_after_flip(x[None, :], delta, np.array([j]))
+            m = sites.shape[1]
+            path_nodes, path_values = np.empty(m * (tree.depth + 1), dtype=np.int64), np.empty(m * (tree.depth + 1))
+            log_alpha[j], _ = tree_flip_log_alpha(row, j, delta[0, j], np.ascontiguousarray(sites[0]),
+                                                  self.log_g(values[0]), path_nodes, path_values)
+        log_q = tree.leaves(0, np.arange(d)) - tree.log_total[0]
+        neighbours = flip(np.repeat(x[None, :], d, axis=0), np.arange(d))
+        return self._with_stay(x, neighbours, np.exp(log_q) * acceptance_probability(log_alpha))
 
 
 class GibbsWithGradients(_FlipProposalSampler):

@@ -205,6 +205,12 @@ class LocalSelfBalancing(_SelfBalancing, LocallyBalanced):
     def _fix_kernel(self):
         self._tree = LogSumTree(self.log_g(self._delta))
 
+    def _g_kernel(self):
+        if self.learner is None:
+            return super()._g_kernel()
+        table = self.learner.table
+        return table.code, table.values, table.slopes
+
     def _current_ratios(self):
         return self._delta
 

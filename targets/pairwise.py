@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 import param
+from numba import njit
 
 from .base import Target, TargetSize
 
@@ -48,6 +49,31 @@ def neighbour_table(dim: int, edges: np.ndarray, couplings: np.ndarray):
     nbr[heads, slot] = tails
     w[heads, slot] = weights
     return nbr, w, degree
+
+
+@njit(cache=True)
+def flip_ratio_updates(x, delta, idx, nbr, w, degree, beta, sites, values):
+    """The flip log-ratios that change when bit idx[c] of row c flips, and their new values.
+
+    Row c gets site i = idx[c] (new ratio −Δ_i) and each neighbour j of i (new
+    ratio Δ_j + 4β J_ij s_i s_j, with s the spins before the flip); padding
+    entries of the neighbour table repeat i with i's own value. Returns the
+    number of ratios computed, 1 + deg(i) per row (the evaluations counted).
+    """
+    n = x.shape[0]
+    evaluations = 0
+    for c in range(n):
+        i = idx[c]
+        own = -delta[c, i]
+        s_i = 2.0 * x[c, i] - 1.0
+        sites[c, 0] = i
+        values[c, 0] = own
+        for k in range(nbr.shape[1]):
+            j = nbr[i, k]
+            sites[c, k + 1] = j
+            values[c, k + 1] = own if j == i else delta[c, j] + 4.0 * beta * w[i, k] * s_i * (2.0 * x[c, j] - 1.0)
+        evaluations += 1 + degree[i]
+    return evaluations
 
 
 def model_bytes(dim: int, n_edges: int, max_degree: int) -> int:
@@ -117,17 +143,12 @@ class PairwiseBinaryModel(Target):
         return -2.0 * self._beta * self._spins(x) * self._local_field(x)
 
     def delta_after_flip(self, x, delta, idx):
-        rows = np.arange(x.shape[0])
-        s_i = self._spins(x[rows, idx])
-        nbrs = self._nbr[idx]
-        s_j = self._spins(x[rows[:, None], nbrs])
-        nbr_values = delta[rows[:, None], nbrs] + 4.0 * self._beta * self._w[idx] * s_i[:, None] * s_j
-        own = -delta[rows, idx]
-        # Padding entries point at idx itself: give them idx's own new value.
-        nbr_values = np.where(nbrs == idx[:, None], own[:, None], nbr_values)
-        sites = np.concatenate([idx[:, None], nbrs], axis=1)
-        values = np.concatenate([own[:, None], nbr_values], axis=1)
-        self._count(x.shape[0] + self._degree[idx].sum())
+        """Compiled (``flip_ratio_updates``): row c gets sites (i, its neighbours) and their new ratios."""
+        n = x.shape[0]
+        sites = np.empty((n, 1 + self._nbr.shape[1]), dtype=np.int64)
+        values = np.empty(sites.shape)
+        self._count(flip_ratio_updates(x, delta, np.asarray(idx, dtype=np.int64), self._nbr, self._w, self._degree,
+                                       self._beta, sites, values))
         return sites, values
 
     def _block_log_ratio(self, x, sites, values):

@@ -134,3 +134,34 @@ def test_intracluster_cost_prints_timings_and_the_tree_scaling(capsys):
     assert sum("IM tree, k = 4, γ = 1.0" in line for line in rows) == 3
     assert sum("IM dense" in line for line in rows) == 1 and sum("| Kawasaki |" in line for line in rows) == 3
     assert "M = 64 → 256" in out and "log M₂ / log M₁ = 1.33, M₂ / M₁ = 4" in out
+
+
+def test_lsb_reference_times_the_authors_code_when_present(tmp_path, monkeypatch):
+    from benchmarks import lsb_reference
+
+    assert isinstance(lsb_reference.available(), bool)
+    with pytest.raises(ValueError):
+        lsb_reference.reference_seconds_per_step("gibbs")  # refused before anything is built or timed
+    seconds = lsb_reference.reference_seconds_per_step("sqrt", steps=2, repeats=1)
+    if lsb_reference.available():
+        assert isinstance(seconds, float) and seconds > 0
+    else:
+        assert seconds is None
+    monkeypatch.setattr(lsb_reference, "REFERENCE_DIR", tmp_path / "absent")
+    assert lsb_reference.available() is False
+    assert lsb_reference.reference_seconds_per_step("lsb2_frozen") is None
+
+
+def test_kernels_vs_reference_prints_our_side_and_skips_a_missing_reference(tmp_path, monkeypatch, capsys):
+    from benchmarks import kernels_vs_reference, lsb_reference
+
+    monkeypatch.setattr(lsb_reference, "REFERENCE_DIR", tmp_path / "absent")
+    kernels_vs_reference.main(["--steps", "3", "--reference-steps", "1", "--repeats", "1"])
+    out = capsys.readouterr().out
+    assert "comparison skipped" in out
+    rows = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| step")]
+    assert [row.split(" | ")[0] for row in rows] == [
+        "| locally balanced sqrt", "| locally balanced barker", "| locally balanced min", "| locally balanced max",
+        "| LSB1 while learning", "| LSB1 frozen", "| LSB2 while learning", "| LSB2 frozen"]
+    assert all(row.split(" | ")[1] == "–" and row.split(" | ")[4] == "–" for row in rows)
+    assert "√t step 240×240 / 30×30:" in out and "frozen LSB2 / fixed √t step:" in out

@@ -52,6 +52,7 @@ class RunClient(param.Parameterized):
     status = param.ClassSelector(class_=Status, default=Status(), doc="Where the current run stands.")
     error = param.String("", doc="Why the last request was refused or the run stopped ('' when all is well).")
     building = param.Boolean(False, doc="A configuration was sent and the worker has not answered yet.")
+    compiling = param.Boolean(False, doc="The worker is compiling the samplers' kernels before it builds the run.")
     frozen = param.Dict(default=None, allow_None=True,
                         doc="Once adaptation stopped: the step and the sampler parameters of the frozen kernel.")
     replay = param.Parameter(default=None, doc="The latest slow-motion move (a MoveReplay).")
@@ -195,8 +196,11 @@ class RunClient(param.Parameterized):
             self._requests = {key: value for key, value in self._requests.items() if key > info.request}
             self.history = None
             self.param.update(config=config, info=info, frozen=None, error="", status=Status(),
-                              building=bool(self._requests))
+                              building=bool(self._requests), compiling=False)
+        elif kind == "compiling":
+            self.compiling = True
         elif kind == "refused":
+            self.compiling = False
             message, request = payload
             if request is not None:
                 self._requests.pop(request, None)
@@ -218,7 +222,7 @@ class RunClient(param.Parameterized):
             reason = handle.exit_reason or "the run's worker stopped"
             handle.connection.close()
         self._requests.clear()
-        self.building = False
+        self.building = self.compiling = False
         self.status = replace(self.status, phase="failed")
         self.error = (f"{reason[0].upper()}{reason[1:]}. Other sessions are not affected; Start, Step or Reset "
                       f"starts this run again from its seed.")

@@ -22,8 +22,9 @@ from .budget import Budget
 from .uploads import format_bytes
 from .worker import run_process, serve
 
-#: Modules a forkserver imports once, so that every worker forked from it starts warm.
-PRELOAD = ["dashboard.model.worker"]
+#: Modules a forkserver imports once, so that every worker forked from it starts warm
+#: (``forkserver_preload`` also compiles the samplers' kernels, ``samplers.warmup``).
+PRELOAD = ["dashboard.model.forkserver_preload"]
 
 
 class ServerBusy(RuntimeError):
@@ -82,7 +83,8 @@ class Engine:
         self._context = None if in_process else multiprocessing.get_context("forkserver")
         if self._context is not None:
             self._context.set_forkserver_preload(PRELOAD)
-            # Start the forkserver (it imports the samplers once, a few seconds) now, beside the server,
+            # Start the forkserver (it imports the samplers and compiles their kernels once, a few seconds;
+            # up to a minute right after an install, with no compiled kernels on disk) now, beside the server,
             # rather than in the first session's request.
             threading.Thread(target=multiprocessing.forkserver.ensure_running, name="forkserver-start",
                              daemon=True).start()

@@ -46,6 +46,7 @@ import traceback  # noqa: E402
 
 import samplers  # noqa: E402,F401  (imported here so that a forkserver preloads every sampler and target)
 import targets  # noqa: E402,F401
+from samplers.warmup import kernels_ready, warm_up  # noqa: E402
 
 from .uploads import format_bytes  # noqa: E402
 from .config import RunConfig  # noqa: E402
@@ -122,6 +123,9 @@ class Worker:
         return True
 
     def _configure(self, request: int, config: RunConfig, max_particles: int) -> None:
+        if not kernels_ready():  # not forked from a warm forkserver: compile (or load) the kernels first
+            self.send("compiling")
+            warm_up()
         try:
             session = RunSession(config, self._runs + 1, request, max_particles)
         except Exception as error:  # noqa: BLE001 — any failure to build is the user's to read, the run goes on

@@ -1,0 +1,121 @@
+"""Our compiled samplers against the LSB authors' torch code, side by side in one run (CPU time).
+
+The task is the LSB paper's 30×30 segmentation case λ = 1, μ = 1, σ = 3 with
+30 chains. Both sides are timed with ``time.process_time`` (CPU seconds of this
+process, so that a shared machine's waiting time does not count), torch on one
+thread, best of ``--repeats`` runs of ``--steps`` steps after a warm-up. Ours
+are timed as ``step(record=False)`` (the move, as the reference's ``sample()``)
+and with the step record (what a trace or OPAD+ reads).
+
+Printed, with the goals of the compiled-kernels issue:
+
+* locally balanced steps with each fixed balancing function, ours vs theirs
+  (goal for √t: ≥ 40×);
+* LSB1 / LSB2 while learning (goals ≥ 15× and ≥ 8×) and frozen, and frozen
+  LSB against our fixed-function step (goal ≤ 1.3×);
+* the per-step cost of our √t step at 240×240 against 30×30 (goal ≤ 1.3).
+
+The reference is read from ``benchmarks.lsb_reference.REFERENCE_DIR``; without
+it the ratios are skipped and only our side is printed.
+
+Run:  python -m benchmarks kernels_vs_reference
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+
+import samplers
+import targets
+
+from . import arguments
+from .lsb_reference import SKIPPED, available, reference_seconds_per_step
+
+N_CHAINS = 30
+
+
+def cpu_seconds_per_step(sampler, steps: int, repeats: int, record: bool = False) -> float:
+    """Best-of-``repeats`` CPU seconds per ``step(record)``, after ``steps // 5`` warm-up steps."""
+    for _ in range(max(1, steps // 5)):
+        sampler.step(record)
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.process_time()
+        for _ in range(steps):
+            sampler.step(record)
+        best = min(best, (time.process_time() - start) / steps)
+    return best
+
+
+def segmentation(size: int):
+    return targets.make("ising_segmentation", size=size, lam=1.0, mu=1.0, sigma=3.0, seed=0)
+
+
+def ours(name: str, target, steps: int, repeats: int, record: bool = False, **params) -> float:
+    sampler = samplers.make(name, target, n_chains=N_CHAINS, seed=0, **params)
+    return cpu_seconds_per_step(sampler, steps, repeats, record)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = arguments("kernels_vs_reference", argv, steps=2000, reference_steps=200, repeats=3,
+                     helps={"steps": "our steps per timed repeat",
+                            "reference_steps": "the reference's steps per timed repeat (its frozen LSB grows an "
+                                               "autograd graph with every call: keep this modest)",
+                            "repeats": "timed repeats (the best counts)"})
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        report(args)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def report(args) -> None:
+    small, large = segmentation(30), segmentation(240)
+    steps, repeats = args.steps, args.repeats
+    have_reference = available()
+    print(f"30×30 segmentation (λ=1, μ=1, σ=3), {N_CHAINS} chains; CPU µs per step, best of {repeats}")
+    if not have_reference:
+        print(SKIPPED)
+
+    def theirs(kind: str) -> float | None:
+        if not have_reference:
+            return None
+        return reference_seconds_per_step(kind, steps=args.reference_steps, repeats=repeats)
+
+    rows = []
+    for balancing in ("sqrt", "barker", "min", "max"):
+        bare = ours("locally_balanced", small, steps, repeats, balancing=balancing)
+        recorded = ours("locally_balanced", small, steps, repeats, record=True, balancing=balancing)
+        rows.append((f"locally balanced {balancing}", theirs(balancing), bare, recorded,
+                     "≥ 40×" if balancing == "sqrt" else ""))
+    fixed = rows[0][2]
+    learning_goal = {"lsb1": "≥ 15×", "lsb2": "≥ 8×"}
+    frozen = {}
+    for parametrization in ("lsb1", "lsb2"):
+        learning = dict(parametrization=parametrization, keep_adapting=True, burn_in=0)
+        rows.append((f"{parametrization.upper()} while learning", theirs(f"{parametrization}_learning"),
+                     ours("lsb", small, max(1, steps // 10), repeats, **learning), None,
+                     learning_goal[parametrization]))
+        frozen[parametrization] = ours("lsb", small, steps, repeats, parametrization=parametrization, burn_in=0)
+        rows.append((f"{parametrization.upper()} frozen", theirs(f"{parametrization}_frozen"),
+                     frozen[parametrization], None, ""))
+    print("| step | reference µs | ours µs (move) | ours µs (with record) | ratio | goal |")
+    print("|---|---|---|---|---|---|")
+    for label, reference, bare, recorded, goal in rows:
+        ratio = f"{reference / bare:.1f}×" if reference else "–"
+        print(f"| {label} | {_us(reference)} | {_us(bare)} | {_us(recorded)} | {ratio} | {goal} |")
+    for parametrization, seconds in frozen.items():
+        print(f"frozen {parametrization.upper()} / fixed √t step: {seconds / fixed:.2f} (goal ≤ 1.3)")
+    scaled = ours("locally_balanced", large, steps, repeats, balancing="sqrt")
+    print(f"√t step 240×240 / 30×30: {scaled / fixed:.2f} (goal ≤ 1.3)")
+
+
+def _us(seconds: float | None) -> str:
+    return "–" if seconds is None else f"{1e6 * seconds:,.0f}" if seconds > 1e-4 else f"{1e6 * seconds:.1f}"
+
+
+if __name__ == "__main__":
+    main()

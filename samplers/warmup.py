@@ -1,0 +1,62 @@
+"""Compile the samplers' numba kernels once per process, before the first real run needs them.
+
+Every kernel is declared ``@njit(cache=True)``: numba compiles it on first call
+for the argument types it meets and stores the machine code on disk (in
+``__pycache__`` beside the source, or in ``NUMBA_CACHE_DIR``), so later
+processes load it instead of compiling. ``warm_up()`` calls each kernel with the
+argument types real runs use, by stepping the compiled samplers a few times on
+tiny targets: after it, no step of a run waits for the compiler.
+
+The dashboard's forkserver calls it once, so every worker forked from it starts
+with the kernels in memory; a process that has not warmed up (a notebook, an
+in-process engine) pays the load (or, after an install, the compilation) on its
+first run, and the dashboard says "compiling…" meanwhile (``kernels_ready``).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import targets
+
+from . import make
+
+_READY = False
+
+#: (sampler, its parameters) stepped on every warm-up target: each reaches a different set of kernels.
+WARM_SAMPLERS = [
+    ("locally_balanced", {}),
+    ("lsb", {"parametrization": "lsb1", "burn_in": 0}),
+    ("block_gibbs", {"block_size": 2}),
+    ("hamming_ball", {"block_size": 3, "radius": 1}),
+    ("intracluster", {}),
+]
+
+
+def kernels_ready() -> bool:
+    """True once ``warm_up()`` has run in this process (or in the process it was forked from)."""
+    return _READY
+
+
+def _warm_targets() -> list[targets.Target]:
+    """A sparse pairwise model and a black box: the two shapes of flip-ratio updates."""
+    weights = np.linspace(-1.0, 1.0, 6)
+    return [targets.make("ising_segmentation", size=3, seed=0),
+            targets.from_log_prob(lambda x: x @ weights, 6)]
+
+
+def warm_up() -> float:
+    """Compile (or load from the disk cache) every kernel a run uses; returns the seconds it took."""
+    global _READY
+    start = time.perf_counter()
+    for target in _warm_targets():
+        for name, params in WARM_SAMPLERS:
+            sampler = make(name, target, n_chains=2, seed=0, **params)
+            for record in (True, False):
+                sampler.step(record)
+            if name == "locally_balanced":
+                sampler.transition_row(sampler.states[0])
+    _READY = True
+    return time.perf_counter() - start

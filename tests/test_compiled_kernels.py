@@ -1,0 +1,115 @@
+"""The compiled (numba) kernels: sum-tree paths, balancing functions, block choice, and the caches they keep.
+
+The exactness and k-step tests (``test_exactness``) check the laws of the
+samplers built on these kernels; here each kernel is checked against a plain
+recomputation, and a long run checks that the incremental caches a compiled
+step keeps (sum-tree nodes, flip ratios, log p̃) never drift from a rebuild.
+"""
+
+from __future__ import annotations
+
+from math import comb
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.special import log_expit
+
+import samplers
+import targets
+from samplers.balancing import BALANCING, KNOTS, BalancingTable, KnotPositions
+from samplers.gibbs import random_blocks
+from samplers.sumtree import LogSumTree, commit_path, path_after, path_value
+from tests.tiny import TINY_TARGETS
+
+
+def test_path_after_gives_the_rebuilt_tree_without_writing_and_commit_writes_it(rng):
+    weights = rng.normal(scale=5, size=(3, 37))
+    tree = LogSumTree(weights)
+    before = tree.nodes.copy()
+    sites = np.array([36, 5, 12, 5, 0])  # unsorted, with a repeat carrying the same value
+    new = rng.normal(scale=5, size=5)
+    new[3] = new[1]
+    capacity = sites.size * (tree.depth + 1)
+    path_nodes, path_values = np.empty(capacity, dtype=np.int64), np.empty(capacity)
+    count = path_after(tree.nodes[1], sites, new, path_nodes, path_values)
+    np.testing.assert_array_equal(tree.nodes, before)  # nothing written
+    expected = weights.copy()
+    expected[1, sites] = new
+    rebuilt = LogSumTree(expected).nodes[1]
+    assert path_nodes[count - 1] == 1
+    np.testing.assert_allclose(path_values[count - 1], rebuilt[1], rtol=1e-14)
+    assert path_value(path_nodes, path_values, count, tree.size + 12, np.nan) == new[2]
+    assert np.isnan(path_value(path_nodes, path_values, count, tree.size + 13, np.nan))
+    commit_path(tree.nodes[1], path_nodes, path_values, count)
+    np.testing.assert_array_equal(tree.nodes[1], rebuilt)
+    np.testing.assert_array_equal(tree.nodes[[0, 2]], before[[0, 2]])
+
+
+def test_a_one_leaf_tree_is_its_own_root():
+    tree = LogSumTree(np.array([[0.3]]))
+    path_nodes, path_values = np.empty(1, dtype=np.int64), np.empty(1)
+    assert path_after(tree.nodes[0], np.array([0]), np.array([-2.0]), path_nodes, path_values) == 1
+    assert path_values[0] == -2.0 and path_nodes[0] == 1
+    assert tree.sample(np.random.default_rng(0))[0] == 0
+
+
+@pytest.mark.parametrize("name", sorted(BALANCING))
+def test_compiled_fixed_balancing_functions_match_their_formulas(name):
+    u = np.concatenate([np.linspace(-800, 800, 4001), [-np.inf, np.inf]])
+    expected = {"barker": log_expit(u), "sqrt": 0.5 * u, "min": np.minimum(0, u), "max": np.maximum(0, u)}[name]
+    np.testing.assert_allclose(BALANCING[name](u), expected, rtol=1e-15, atol=0)
+    assert BALANCING[name](u[:4000].reshape(2, -1)).shape == (2, 2000)
+
+
+def test_table_lookup_is_the_interpolation_at_the_knot_positions(rng):
+    table = BalancingTable(rng.normal(size=KNOTS.size))
+    u = np.concatenate([rng.normal(scale=40, size=500), [-70.0, 70.0, -np.inf, np.inf, 64.0, -64.0]])
+    positions = KnotPositions(u)
+    k, w = positions.segment, positions.weight
+    manual = (1 - w) * table.values[k] + w * table.values[k + 1] + np.maximum(u - 64.0, 0.0)
+    np.testing.assert_allclose(table.log_g(u), manual, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(table.log_g(u), table.at(positions))
+
+
+def test_random_blocks_draw_every_subset_equally_often_without_rejection():
+    rng = np.random.default_rng(3)
+    d, k, n = 7, 3, 140_000
+    blocks = random_blocks(rng, n, d, k)
+    assert (np.sort(blocks, axis=1)[:, 1:] != np.sort(blocks, axis=1)[:, :-1]).all()
+    codes = (np.sort(blocks, axis=1) * d ** np.arange(k)[::-1]).sum(axis=1)
+    _, counts = np.unique(codes, return_counts=True)
+    assert counts.size == comb(d, k)
+    assert stats.chisquare(counts).pvalue > 1e-4
+    whole = random_blocks(rng, 5, 10, 10)  # the whole vector: one pass, no redraws
+    np.testing.assert_array_equal(np.sort(whole, axis=1), np.broadcast_to(np.arange(10), (5, 10)))
+
+
+@pytest.mark.parametrize("target_name", ["segmentation", "blackbox"])
+@pytest.mark.parametrize("balancing", sorted(BALANCING))
+def test_locally_balanced_caches_match_a_rebuild_after_a_long_run(target_name, balancing):
+    if target_name == "segmentation":
+        target = targets.make("ising_segmentation", size=12, lam=1.0, mu=1.0, sigma=3.0, seed=0)
+    else:
+        target = TINY_TARGETS["blackbox"]()
+    sampler = samplers.make("locally_balanced", target, n_chains=7, seed=2, balancing=balancing)
+    accepted = 0
+    for _ in range(2000):
+        sampler.step(record=False)
+        accepted += sampler.last_accepted.sum()
+    assert accepted > 0
+    np.testing.assert_allclose(sampler.log_p, target.log_prob(sampler.states), atol=1e-9)
+    np.testing.assert_allclose(sampler._delta, target.delta_log_prob(sampler.states), atol=1e-9)
+    rebuilt = LogSumTree(sampler.log_g(sampler._delta)).nodes
+    np.testing.assert_allclose(sampler._tree.nodes, rebuilt, rtol=1e-9, atol=1e-9)
+
+
+def test_a_rejected_locally_balanced_move_writes_nothing():
+    target = targets.make("ising_segmentation", size=8, lam=3.0, mu=1.0, sigma=3.0, seed=0)
+    sampler = samplers.make("locally_balanced", target, n_chains=50, seed=1, balancing="max")
+    for _ in range(30):
+        before = (sampler.states.copy(), sampler.log_p.copy(), sampler._delta.copy(), sampler._tree.nodes.copy())
+        sampler.step(record=False)
+        stayed = ~sampler.last_accepted
+        for old, new in zip(before, (sampler.states, sampler.log_p, sampler._delta, sampler._tree.nodes)):
+            np.testing.assert_array_equal(new[stayed], old[stayed])
