@@ -27,6 +27,7 @@ _READY = False
 
 #: (sampler, its parameters) stepped on every warm-up target: each reaches a different set of kernels.
 WARM_SAMPLERS = [
+    ("metropolis", {}),
     ("locally_balanced", {}),
     ("lsb", {"parametrization": "lsb1", "burn_in": 0}),
     ("block_gibbs", {"block_size": 2}),

@@ -52,6 +52,19 @@ def neighbour_table(dim: int, edges: np.ndarray, couplings: np.ndarray):
 
 
 @njit(cache=True)
+def flip_log_ratios(x, idx, field, nbr, w, beta):
+    """log p̃(x^(i)) − log p̃(x) = −2β s_i f_i with f_i = h_i + Σ_j J_ij s_j, for i = idx[c] in row c (O(deg))."""
+    out = np.empty(x.shape[0])
+    for c in range(x.shape[0]):
+        i = idx[c]
+        local_field = field[i]
+        for k in range(nbr.shape[1]):  # padding entries have weight 0
+            local_field += w[i, k] * (2.0 * x[c, nbr[i, k]] - 1.0)
+        out[c] = -2.0 * beta * (2.0 * x[c, i] - 1.0) * local_field
+    return out
+
+
+@njit(cache=True)
 def flip_ratio_updates(x, delta, idx, nbr, w, degree, beta, sites, values):
     """The flip log-ratios that change when bit idx[c] of row c flips, and their new values.
 
@@ -136,8 +149,7 @@ class PairwiseBinaryModel(Target):
         return self._beta * (pair + s @ self._field)
 
     def _flip_log_ratio(self, x, idx, log_p):
-        s_i = self._spins(x[np.arange(x.shape[0]), idx])
-        return -2.0 * self._beta * s_i * self._local_field(x, idx)
+        return flip_log_ratios(x, np.asarray(idx, dtype=np.int64), self._field, self._nbr, self._w, self._beta)
 
     def _delta_log_prob(self, x):
         return -2.0 * self._beta * self._spins(x) * self._local_field(x)
