@@ -10,7 +10,7 @@ Prints, measured in this one run:
   latter grows like log d through its sum-tree); gwg and the record snapshot
   are O(d) by construction.
 
-Each figure is the best of several timed repeats, to damp noise from a shared machine.
+Each figure is the best of several timed repeats in CPU time, to damp noise from a shared machine.
 
 Run:  python -m benchmarks core_throughput
 """
@@ -22,7 +22,7 @@ import time
 import samplers
 import targets
 
-from . import arguments
+from . import arguments, cpu_seconds_per_step
 
 SETTINGS = [
     ("metropolis", {}),
@@ -39,21 +39,13 @@ N_CHAINS = 30
 
 
 def seconds_per_step(sampler, record: bool, budget: float = 0.4, repeats: int = 5) -> float:
-    """Best-of-``repeats`` mean wall time of one step, each repeat lasting about ``budget`` s."""
-    for _ in range(10):
-        sampler.step(record)
-    start = time.perf_counter()
+    """Best-of-``repeats`` CPU seconds per step, each repeat about ``budget`` / ``repeats`` CPU seconds long."""
+    start = time.process_time()
     calls = 0
-    while time.perf_counter() - start < budget / repeats:
+    while time.process_time() - start < budget / repeats:
         sampler.step(record)
         calls += 1
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(calls):
-            sampler.step(record)
-        best = min(best, (time.perf_counter() - start) / calls)
-    return best
+    return cpu_seconds_per_step(sampler, calls, repeats, record)
 
 
 def sites_per_step(name: str, params: dict) -> int:

@@ -23,30 +23,15 @@ Run:  python -m benchmarks kernels_vs_reference
 
 from __future__ import annotations
 
-import time
-
 import torch
 
 import samplers
 import targets
 
-from . import arguments
+from . import arguments, cpu_seconds_per_step
 from .lsb_reference import SKIPPED, available, reference_seconds_per_step
 
 N_CHAINS = 30
-
-
-def cpu_seconds_per_step(sampler, steps: int, repeats: int, record: bool = False) -> float:
-    """Best-of-``repeats`` CPU seconds per ``step(record)``, after ``steps // 5`` warm-up steps."""
-    for _ in range(max(1, steps // 5)):
-        sampler.step(record)
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.process_time()
-        for _ in range(steps):
-            sampler.step(record)
-        best = min(best, (time.process_time() - start) / steps)
-    return best
 
 
 def segmentation(size: int):
