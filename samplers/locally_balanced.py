@@ -31,10 +31,11 @@ import param
 from numba import njit
 
 from targets.base import flip
+from targets.pairwise import flip_ratio_update
 
 from .balancing import BALANCING, CODES, log_balancing, log_g_scalar
 from .base import Sampler, acceptance_probability, log_softmax, metropolis_accept, sample_categorical
-from .sumtree import LogSumTree, commit_path, path_after, path_value
+from .sumtree import LogSumTree, commit_path, path_after, path_value, sample_row
 
 _NO_TABLE = np.zeros(0)
 
@@ -61,38 +62,80 @@ def tree_flip_log_alpha(row, i, log_ratio, sites, log_g_after, path_nodes, path_
 
 
 @njit(cache=True)
-def locally_balanced_moves(states, log_p, delta, nodes, idx, sites, values, code, table_values, table_slopes,
-                           log_u, accepted, proposed_log_prob, old_bits):
-    """Accept or reject the flip of bit ``idx[c]`` in every chain c, updating everything kept per chain.
-
-    ``sites[c]``/``values[c]`` are the flip log-ratios that change at x^(idx[c]); their
-    log g become the tree's leaves there. Chain c accepts iff log u_c < log α
-    (``tree_flip_log_alpha``); an accepted move writes its tree paths, ratios, bit and log p̃;
-    a rejected one writes nothing. Fills ``accepted``, ``proposed_log_prob`` and ``old_bits``.
-    """
-    n, m = sites.shape
+def tree_depth(nodes):
+    """Levels below the root of the trees stored in ``nodes`` (rows of 2·size entries, size a power of two)."""
     depth = 0
     while (1 << depth) < nodes.shape[1] // 2:
         depth += 1
-    path_nodes = np.empty(m * (depth + 1), dtype=np.int64)
-    path_values = np.empty(m * (depth + 1))
-    log_g_after = np.empty(m)
-    for c in range(n):
-        i = idx[c]
-        for k in range(m):
-            log_g_after[k] = log_g_scalar(code, values[c, k], table_values, table_slopes)
-        log_ratio = delta[c, i]
-        log_alpha, count = tree_flip_log_alpha(nodes[c], i, log_ratio, sites[c], log_g_after, path_nodes,
-                                               path_values)
-        old_bits[c] = states[c, i]
-        proposed_log_prob[c] = log_p[c] + log_ratio
-        accepted[c] = log_u[c] < log_alpha
-        if accepted[c]:
-            commit_path(nodes[c], path_nodes, path_values, count)
-            for k in range(m):
-                delta[c, sites[c, k]] = values[c, k]
-            states[c, i] ^= 1
-            log_p[c] += log_ratio
+    return depth
+
+
+@njit(cache=True)
+def locally_balanced_move(c, states, log_p, delta, nodes, i, sites, values, code, table_values, table_slopes, log_u,
+                          accepted, proposed_log_prob, old_bits, log_g_after, path_nodes, path_values):
+    """Accept or reject the flip of bit i in chain c, updating everything kept for the chain.
+
+    ``sites``/``values`` are the flip log-ratios that change at x^(i); their log g
+    become the tree's leaves there. The chain accepts iff log u < log α
+    (``tree_flip_log_alpha``); an accepted move writes its tree paths, ratios,
+    bit and log p̃, a rejected one writes nothing. Fills entry c of
+    ``accepted``, ``proposed_log_prob`` and ``old_bits``; the last three
+    arguments are scratch.
+    """
+    for k in range(sites.size):
+        log_g_after[k] = log_g_scalar(code, values[k], table_values, table_slopes)
+    log_ratio = delta[c, i]
+    log_alpha, count = tree_flip_log_alpha(nodes[c], i, log_ratio, sites, log_g_after[:sites.size], path_nodes,
+                                           path_values)
+    old_bits[c] = states[c, i]
+    proposed_log_prob[c] = log_p[c] + log_ratio
+    accepted[c] = log_u < log_alpha
+    if accepted[c]:
+        commit_path(nodes[c], path_nodes, path_values, count)
+        for k in range(sites.size):
+            delta[c, sites[k]] = values[k]
+        states[c, i] ^= 1
+        log_p[c] += log_ratio
+
+
+@njit(cache=True)
+def locally_balanced_moves(states, log_p, delta, nodes, idx, sites, values, code, table_values, table_slopes,
+                           log_u, accepted, proposed_log_prob, old_bits):
+    """``locally_balanced_move`` of bit ``idx[c]`` in every chain c, given the changed ratios ``sites[c]``/``values[c]``."""
+    m = sites.shape[1]
+    capacity = m * (tree_depth(nodes) + 1)
+    path_nodes, path_values, log_g_after = np.empty(capacity, dtype=np.int64), np.empty(capacity), np.empty(m)
+    for c in range(states.shape[0]):
+        locally_balanced_move(c, states, log_p, delta, nodes, idx[c], sites[c], values[c], code, table_values,
+                              table_slopes, log_u[c], accepted, proposed_log_prob, old_bits, log_g_after,
+                              path_nodes, path_values)
+
+
+@njit(cache=True)
+def locally_balanced_pairwise_steps(states, log_p, delta, nodes, uniforms, nbr, w, degree, beta, code,
+                                    table_values, table_slopes, idx, accepted, proposed_log_prob, old_bits):
+    """A whole locally balanced step of every chain on a sparse pairwise model, in one compiled call.
+
+    Per chain c: draw i from its tree (``sample_row`` with ``uniforms[c, :depth]``),
+    the changed ratios (``flip_ratio_update``), then ``locally_balanced_move`` with
+    log u = log ``uniforms[c, depth]``. Fills ``idx`` and the move's outputs;
+    returns the evaluations, Σ_c 1 + deg(i_c).
+    """
+    m = 1 + nbr.shape[1]
+    depth = tree_depth(nodes)
+    capacity = m * (depth + 1)
+    path_nodes, path_values, log_g_after = np.empty(capacity, dtype=np.int64), np.empty(capacity), np.empty(m)
+    sites, values = np.empty(m, dtype=np.int64), np.empty(m)
+    evaluations = 0
+    for c in range(states.shape[0]):
+        i = sample_row(nodes[c], uniforms[c])
+        idx[c] = i
+        flip_ratio_update(states[c], delta[c], i, nbr, w, beta, sites, values)
+        evaluations += 1 + degree[i]
+        locally_balanced_move(c, states, log_p, delta, nodes, i, sites, values, code, table_values, table_slopes,
+                              np.log(uniforms[c, depth]), accepted, proposed_log_prob, old_bits, log_g_after,
+                              path_nodes, path_values)
+    return evaluations
 
 
 class _FlipProposalSampler(Sampler):
@@ -122,10 +165,11 @@ class _FlipProposalSampler(Sampler):
 class LocallyBalanced(_FlipProposalSampler):
     """Zanella's locally balanced single-flip proposal with exact flip ratios and MH correction.
 
-    A step is three compiled calls: draw j ∝ g(t_j) from each chain's sum-tree,
-    the target's ``delta_after_flip`` (compiled on the pairwise models), and
-    ``locally_balanced_moves``. ``transition_row`` uses the same tree and
-    acceptance kernels (``tree_flip_log_alpha``).
+    On a sparse pairwise model a step is one compiled call
+    (``locally_balanced_pairwise_steps``); on other targets three: draw j ∝ g(t_j)
+    from each chain's sum-tree, the target's ``delta_after_flip``, and
+    ``locally_balanced_moves``. Both run ``locally_balanced_move`` per chain, and
+    ``transition_row`` uses its acceptance kernel (``tree_flip_log_alpha``).
     """
 
     registry_name = "locally_balanced"
@@ -157,13 +201,20 @@ class LocallyBalanced(_FlipProposalSampler):
 
     def _step(self):
         n = self.states.shape[0]
-        idx = self._tree.sample(self.rng)
-        sites, values = self.target.delta_after_flip(self.states, self._delta, idx)
-        accepted = np.empty(n, dtype=bool)
-        proposed_log_prob = np.empty(n)
-        old_bits = np.empty(n, dtype=np.uint8)
-        locally_balanced_moves(self.states, self.log_p, self._delta, self._tree.nodes, idx, sites, values,
-                               *self._g_kernel(), np.log(self.rng.random(n)), accepted, proposed_log_prob, old_bits)
+        accepted, proposed_log_prob = np.empty(n, dtype=bool), np.empty(n)
+        old_bits, idx = np.empty(n, dtype=np.uint8), np.empty(n, dtype=np.int64)
+        tables = self.target.flip_tables
+        if tables is None:
+            idx = self._tree.sample(self.rng)
+            sites, values = self.target.delta_after_flip(self.states, self._delta, idx)
+            locally_balanced_moves(self.states, self.log_p, self._delta, self._tree.nodes, idx, sites, values,
+                                   *self._g_kernel(), np.log(self.rng.random(n)), accepted, proposed_log_prob,
+                                   old_bits)
+        else:
+            uniforms = self.rng.random((n, self._tree.depth + 1))
+            self.target.count_evaluations(locally_balanced_pairwise_steps(
+                self.states, self.log_p, self._delta, self._tree.nodes, uniforms, *tables, *self._g_kernel(), idx,
+                accepted, proposed_log_prob, old_bits))
         return self._single_flip_record(idx, old_bits, accepted, proposed_log_prob)
 
     def transition_row(self, x):

@@ -318,6 +318,14 @@ class Target(param.Parameterized):
     def _count(self, n: int | np.integer) -> None:
         self.n_evals += int(n)
 
+    #: For sparse pairwise models, the tables a compiled sampler updates flip ratios from in its own
+    #: kernel (see ``PairwiseBinaryModel.flip_tables``); None for every other target.
+    flip_tables = None
+
+    def count_evaluations(self, n: int | np.integer) -> None:
+        """Count ``n`` evaluations that a sampler's compiled kernel made from ``flip_tables``."""
+        self._count(n)
+
     # -- validation ----------------------------------------------------------------
     def check_states(self, x) -> np.ndarray:
         """Return ``x`` as a 2-D uint8 batch of binary states, or raise ``ValueError``."""

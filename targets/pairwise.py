@@ -65,27 +65,30 @@ def flip_log_ratios(x, idx, field, nbr, w, beta):
 
 
 @njit(cache=True)
-def flip_ratio_updates(x, delta, idx, nbr, w, degree, beta, sites, values):
-    """The flip log-ratios that change when bit idx[c] of row c flips, and their new values.
+def flip_ratio_update(x, delta, i, nbr, w, beta, sites, values):
+    """The flip log-ratios of one state x that change when bit i flips, and their new values.
 
-    Row c gets site i = idx[c] (new ratio −Δ_i) and each neighbour j of i (new
-    ratio Δ_j + 4β J_ij s_i s_j, with s the spins before the flip); padding
-    entries of the neighbour table repeat i with i's own value. Returns the
-    number of ratios computed, 1 + deg(i) per row (the evaluations counted).
+    ``sites`` gets i (new ratio −Δ_i) and each neighbour j of i (new ratio
+    Δ_j + 4β J_ij s_i s_j, with s the spins before the flip); padding entries of
+    the neighbour table repeat i with i's own value. 1 + deg(i) ratios (evaluations).
     """
-    n = x.shape[0]
+    own = -delta[i]
+    s_i = 2.0 * x[i] - 1.0
+    sites[0] = i
+    values[0] = own
+    for k in range(nbr.shape[1]):
+        j = nbr[i, k]
+        sites[k + 1] = j
+        values[k + 1] = own if j == i else delta[j] + 4.0 * beta * w[i, k] * s_i * (2.0 * x[j] - 1.0)
+
+
+@njit(cache=True)
+def flip_ratio_updates(x, delta, idx, nbr, w, degree, beta, sites, values):
+    """``flip_ratio_update`` for bit idx[c] of every row c; returns the evaluations, Σ_c 1 + deg(idx[c])."""
     evaluations = 0
-    for c in range(n):
-        i = idx[c]
-        own = -delta[c, i]
-        s_i = 2.0 * x[c, i] - 1.0
-        sites[c, 0] = i
-        values[c, 0] = own
-        for k in range(nbr.shape[1]):
-            j = nbr[i, k]
-            sites[c, k + 1] = j
-            values[c, k + 1] = own if j == i else delta[c, j] + 4.0 * beta * w[i, k] * s_i * (2.0 * x[c, j] - 1.0)
-        evaluations += 1 + degree[i]
+    for c in range(x.shape[0]):
+        flip_ratio_update(x[c], delta[c], idx[c], nbr, w, beta, sites[c], values[c])
+        evaluations += 1 + degree[idx[c]]
     return evaluations
 
 
@@ -117,6 +120,12 @@ class PairwiseBinaryModel(Target):
     @property
     def beta(self) -> float:
         return self._beta
+
+    @property
+    def flip_tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+        """(nbr, w, degree, β) for compiled samplers that update flip ratios in their own kernel
+        (``flip_ratio_update``, 1 + deg(i) evaluations a flip of i, to be counted with ``count_evaluations``)."""
+        return self._nbr, self._w, self._degree, self._beta
 
     def coupling_matrix(self):
         """J as a scipy sparse matrix (symmetric, zero diagonal)."""

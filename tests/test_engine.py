@@ -235,6 +235,23 @@ def test_an_exception_in_a_run_shows_its_reason_and_the_session_goes_on():
         client.close()
 
 
+def test_a_worker_that_must_compile_the_kernels_says_so_before_it_builds(monkeypatch):
+    from samplers import warmup
+
+    monkeypatch.setattr(warmup, "_READY", False)  # as in a process not forked from the warm forkserver
+    client = RunClient(Engine(in_process=True), small())
+    seen = []
+    client.param.watch(lambda event: seen.append(event.new), "compiling")
+    try:
+        built(client)
+        assert seen == [True, False] and warmup.kernels_ready()
+        assert client.apply(small(seed=5))
+        built(client)
+        assert seen == [True, False]  # compiled once per process
+    finally:
+        client.close()
+
+
 @pytest.fixture
 def client():
     """A small run with its worker in-process."""
