@@ -35,7 +35,7 @@ from targets.pairwise import flip_ratio_update
 
 from .balancing import BALANCING, CODES, log_balancing, log_g_scalar
 from .base import Sampler, acceptance_probability, log_softmax, metropolis_accept, sample_categorical
-from .sumtree import LogSumTree, commit_path, path_after, path_value, sample_row
+from .sumtree import LogSumTree, commit_path, log_total_after, log_total_of, sample_row
 
 _NO_TABLE = np.zeros(0)
 
@@ -47,32 +47,36 @@ def flip_log_acceptance(log_ratio, log_q_forward, log_q_reverse):
 
 
 @njit(cache=True)
-def tree_flip_log_alpha(row, i, log_ratio, sites, log_g_after, path_nodes, path_values):
-    """log α of flipping bit i, from the chain's sum-tree of log g(t_j(x)) and the changed leaves at x^(i).
+def tree_flip_log_alpha(log_leaves, sums, shift, c, i, log_ratio, sites, log_g_after, path_nodes, path_values):
+    """log α of flipping bit i in chain c, from its sum-tree of log g(t_j(x)) and the changed leaves at x^(i).
 
     Q(x^(i)|x) = g(t_i(x))/Z(x) is read off the tree; Q(x|x^(i)) = g(t_i(x^(i)))/Z(x^(i))
-    from ``path_after`` with leaves ``sites`` set to ``log_g_after`` (nothing is
-    written). Returns (log α, the number of path entries, which ``commit_path`` writes on acceptance).
+    with Z(x^(i)) from ``log_total_after`` (leaves ``sites`` set to ``log_g_after``;
+    nothing is written). Returns (log α, the path count that ``commit_path`` writes on acceptance).
     """
-    size = row.shape[0] // 2
-    count = path_after(row, sites, log_g_after, path_nodes, path_values)
-    log_q_forward = row[size + i] - row[1]
-    log_q_reverse = path_value(path_nodes, path_values, count, size + i, row[size + i]) - path_values[count - 1]
-    return flip_log_acceptance(log_ratio, log_q_forward, log_q_reverse), count
+    log_q_forward = log_leaves[c, i] - log_total_of(sums, shift, c)
+    log_z_after, count = log_total_after(log_leaves, sums, shift, c, sites, log_g_after, path_nodes, path_values)
+    log_g_reverse = log_leaves[c, i]
+    for k in range(sites.size):
+        if sites[k] == i:
+            log_g_reverse = log_g_after[k]
+            break
+    return flip_log_acceptance(log_ratio, log_q_forward, log_g_reverse - log_z_after), count
 
 
 @njit(cache=True)
-def tree_depth(nodes):
-    """Levels below the root of the trees stored in ``nodes`` (rows of 2·size entries, size a power of two)."""
+def tree_depth(log_leaves):
+    """Levels below the root of trees over ``log_leaves.shape[1]`` leaf slots (a power of two)."""
     depth = 0
-    while (1 << depth) < nodes.shape[1] // 2:
+    while (1 << depth) < log_leaves.shape[1]:
         depth += 1
     return depth
 
 
 @njit(cache=True)
-def locally_balanced_move(c, states, log_p, delta, nodes, i, sites, values, code, table_values, table_slopes, log_u,
-                          accepted, proposed_log_prob, old_bits, log_g_after, path_nodes, path_values):
+def locally_balanced_move(c, states, log_p, delta, log_leaves, sums, shift, i, sites, values, code, table_values,
+                          table_slopes, log_u, accepted, proposed_log_prob, old_bits, log_g_after, path_nodes,
+                          path_values):
     """Accept or reject the flip of bit i in chain c, updating everything kept for the chain.
 
     ``sites``/``values`` are the flip log-ratios that change at x^(i); their log g
@@ -85,13 +89,14 @@ def locally_balanced_move(c, states, log_p, delta, nodes, i, sites, values, code
     for k in range(sites.size):
         log_g_after[k] = log_g_scalar(code, values[k], table_values, table_slopes)
     log_ratio = delta[c, i]
-    log_alpha, count = tree_flip_log_alpha(nodes[c], i, log_ratio, sites, log_g_after[:sites.size], path_nodes,
+    log_g_after = log_g_after[:sites.size]
+    log_alpha, count = tree_flip_log_alpha(log_leaves, sums, shift, c, i, log_ratio, sites, log_g_after, path_nodes,
                                            path_values)
     old_bits[c] = states[c, i]
     proposed_log_prob[c] = log_p[c] + log_ratio
     accepted[c] = log_u < log_alpha
     if accepted[c]:
-        commit_path(nodes[c], path_nodes, path_values, count)
+        commit_path(log_leaves, sums, shift, c, sites, log_g_after, path_nodes, path_values, count)
         for k in range(sites.size):
             delta[c, sites[k]] = values[k]
         states[c, i] ^= 1
@@ -99,21 +104,22 @@ def locally_balanced_move(c, states, log_p, delta, nodes, i, sites, values, code
 
 
 @njit(cache=True)
-def locally_balanced_moves(states, log_p, delta, nodes, idx, sites, values, code, table_values, table_slopes,
-                           log_u, accepted, proposed_log_prob, old_bits):
-    """``locally_balanced_move`` of bit ``idx[c]`` in every chain c, given the changed ratios ``sites[c]``/``values[c]``."""
+def locally_balanced_moves(states, log_p, delta, log_leaves, sums, shift, idx, sites, values, code, table_values,
+                           table_slopes, log_u, accepted, proposed_log_prob, old_bits):
+    """``locally_balanced_move`` of bit ``idx[c]`` in every chain c, given the changed ratios ``sites[c]``,
+    ``values[c]``."""
     m = sites.shape[1]
-    capacity = m * (tree_depth(nodes) + 1)
+    capacity = m * (tree_depth(log_leaves) + 1)
     path_nodes, path_values, log_g_after = np.empty(capacity, dtype=np.int64), np.empty(capacity), np.empty(m)
     for c in range(states.shape[0]):
-        locally_balanced_move(c, states, log_p, delta, nodes, idx[c], sites[c], values[c], code, table_values,
-                              table_slopes, log_u[c], accepted, proposed_log_prob, old_bits, log_g_after,
-                              path_nodes, path_values)
+        locally_balanced_move(c, states, log_p, delta, log_leaves, sums, shift, idx[c], sites[c], values[c], code,
+                              table_values, table_slopes, log_u[c], accepted, proposed_log_prob, old_bits,
+                              log_g_after, path_nodes, path_values)
 
 
 @njit(cache=True)
-def locally_balanced_pairwise_steps(states, log_p, delta, nodes, uniforms, nbr, w, degree, beta, code,
-                                    table_values, table_slopes, idx, accepted, proposed_log_prob, old_bits):
+def locally_balanced_pairwise_steps(states, log_p, delta, log_leaves, sums, shift, uniforms, nbr, w, degree, beta,
+                                    code, table_values, table_slopes, idx, accepted, proposed_log_prob, old_bits):
     """A whole locally balanced step of every chain on a sparse pairwise model, in one compiled call.
 
     Per chain c: draw i from its tree (``sample_row`` with ``uniforms[c, :depth]``),
@@ -122,19 +128,19 @@ def locally_balanced_pairwise_steps(states, log_p, delta, nodes, uniforms, nbr, 
     returns the evaluations, Σ_c 1 + deg(i_c).
     """
     m = 1 + nbr.shape[1]
-    depth = tree_depth(nodes)
+    depth = tree_depth(log_leaves)
     capacity = m * (depth + 1)
     path_nodes, path_values, log_g_after = np.empty(capacity, dtype=np.int64), np.empty(capacity), np.empty(m)
     sites, values = np.empty(m, dtype=np.int64), np.empty(m)
     evaluations = 0
     for c in range(states.shape[0]):
-        i = sample_row(nodes[c], uniforms[c])
+        i = sample_row(sums[c], uniforms[c])
         idx[c] = i
         flip_ratio_update(states[c], delta[c], i, nbr, w, beta, sites, values)
         evaluations += 1 + degree[i]
-        locally_balanced_move(c, states, log_p, delta, nodes, i, sites, values, code, table_values, table_slopes,
-                              np.log(uniforms[c, depth]), accepted, proposed_log_prob, old_bits, log_g_after,
-                              path_nodes, path_values)
+        locally_balanced_move(c, states, log_p, delta, log_leaves, sums, shift, i, sites, values, code, table_values,
+                              table_slopes, np.log(uniforms[c, depth]), accepted, proposed_log_prob, old_bits,
+                              log_g_after, path_nodes, path_values)
     return evaluations
 
 
@@ -207,13 +213,13 @@ class LocallyBalanced(_FlipProposalSampler):
         if tables is None:
             idx = self._tree.sample(self.rng)
             sites, values = self.target.delta_after_flip(self.states, self._delta, idx)
-            locally_balanced_moves(self.states, self.log_p, self._delta, self._tree.nodes, idx, sites, values,
+            locally_balanced_moves(self.states, self.log_p, self._delta, *self._tree.arrays, idx, sites, values,
                                    *self._g_kernel(), np.log(self.rng.random(n)), accepted, proposed_log_prob,
                                    old_bits)
         else:
             uniforms = self.rng.random((n, self._tree.depth + 1))
             self.target.count_evaluations(locally_balanced_pairwise_steps(
-                self.states, self.log_p, self._delta, self._tree.nodes, uniforms, *tables, *self._g_kernel(), idx,
+                self.states, self.log_p, self._delta, *self._tree.arrays, uniforms, *tables, *self._g_kernel(), idx,
                 accepted, proposed_log_prob, old_bits))
         return self._single_flip_record(idx, old_bits, accepted, proposed_log_prob)
 
@@ -222,13 +228,12 @@ class LocallyBalanced(_FlipProposalSampler):
         d = x.size
         delta = self.target.delta_log_prob(x[None, :])
         tree = LogSumTree(self.log_g(delta))
-        row = tree.nodes[0]
         log_alpha = np.empty(d)
         for j in range(d):
             sites, values = self.target.delta_after_flip(x[None, :], delta, np.array([j]))
             m = sites.shape[1]
             path_nodes, path_values = np.empty(m * (tree.depth + 1), dtype=np.int64), np.empty(m * (tree.depth + 1))
-            log_alpha[j], _ = tree_flip_log_alpha(row, j, delta[0, j], np.ascontiguousarray(sites[0]),
+            log_alpha[j], _ = tree_flip_log_alpha(*tree.arrays, 0, j, delta[0, j], np.ascontiguousarray(sites[0]),
                                                   self.log_g(values[0]), path_nodes, path_values)
         log_q = tree.leaves(0, np.arange(d)) - tree.log_total[0]
         neighbours = flip(np.repeat(x[None, :], d, axis=0), np.arange(d))

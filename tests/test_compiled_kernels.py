@@ -19,38 +19,50 @@ import samplers
 import targets
 from samplers.balancing import BALANCING, KNOTS, BalancingTable, KnotPositions
 from samplers.gibbs import random_blocks
-from samplers.sumtree import LogSumTree, commit_path, path_after, path_value
+from samplers.sumtree import LogSumTree, commit_path, log_total_after
 from tests.tiny import TINY_TARGETS
 
 
-def test_path_after_gives_the_rebuilt_tree_without_writing_and_commit_writes_it(rng):
+def test_path_after_gives_the_rebuilt_totals_without_writing_and_commit_writes_them(rng):
     weights = rng.normal(scale=5, size=(3, 37))
     tree = LogSumTree(weights)
-    before = tree.nodes.copy()
+    before = [array.copy() for array in tree.arrays]
     sites = np.array([36, 5, 12, 5, 0])  # unsorted, with a repeat carrying the same value
     new = rng.normal(scale=5, size=5)
     new[3] = new[1]
     capacity = sites.size * (tree.depth + 1)
     path_nodes, path_values = np.empty(capacity, dtype=np.int64), np.empty(capacity)
-    count = path_after(tree.nodes[1], sites, new, path_nodes, path_values)
-    np.testing.assert_array_equal(tree.nodes, before)  # nothing written
+    log_z, count = log_total_after(*tree.arrays, 1, sites, new, path_nodes, path_values)
+    for array, old in zip(tree.arrays, before):
+        np.testing.assert_array_equal(array, old)  # nothing written
     expected = weights.copy()
     expected[1, sites] = new
-    rebuilt = LogSumTree(expected).nodes[1]
+    rebuilt = LogSumTree(expected)
     assert path_nodes[count - 1] == 1
-    np.testing.assert_allclose(path_values[count - 1], rebuilt[1], rtol=1e-14)
-    assert path_value(path_nodes, path_values, count, tree.size + 12, np.nan) == new[2]
-    assert np.isnan(path_value(path_nodes, path_values, count, tree.size + 13, np.nan))
-    commit_path(tree.nodes[1], path_nodes, path_values, count)
-    np.testing.assert_array_equal(tree.nodes[1], rebuilt)
-    np.testing.assert_array_equal(tree.nodes[[0, 2]], before[[0, 2]])
+    np.testing.assert_allclose(log_z, rebuilt.log_total[1], rtol=1e-14)
+    untouched = LogSumTree(weights).log_total
+    commit_path(*tree.arrays, 1, sites, new, path_nodes, path_values, count)
+    np.testing.assert_array_equal(tree.log_leaves[1], rebuilt.log_leaves[1])
+    np.testing.assert_array_equal(tree.log_leaves[[0, 2]], before[0][[0, 2]])
+    np.testing.assert_allclose(tree.log_total, [untouched[0], rebuilt.log_total[1], untouched[2]], rtol=1e-14)
+
+
+def test_a_total_out_of_the_scaled_range_is_computed_exactly_and_the_commit_rescales():
+    tree = LogSumTree(np.zeros((1, 8)))
+    sites, new = np.arange(8), np.full(8, 3000.0)
+    path_nodes, path_values = np.empty(8 * 4, dtype=np.int64), np.empty(8 * 4)
+    log_z, count = log_total_after(*tree.arrays, 0, sites, new, path_nodes, path_values)
+    np.testing.assert_allclose(log_z, 3000.0 + np.log(8.0), rtol=1e-14)
+    commit_path(*tree.arrays, 0, sites, new, path_nodes, path_values, count)
+    np.testing.assert_allclose(tree.log_total, [3000.0 + np.log(8.0)], rtol=1e-14)
+    assert tree.shift[0] == 3000.0
 
 
 def test_a_one_leaf_tree_is_its_own_root():
     tree = LogSumTree(np.array([[0.3]]))
     path_nodes, path_values = np.empty(1, dtype=np.int64), np.empty(1)
-    assert path_after(tree.nodes[0], np.array([0]), np.array([-2.0]), path_nodes, path_values) == 1
-    assert path_values[0] == -2.0 and path_nodes[0] == 1
+    log_z, count = log_total_after(*tree.arrays, 0, np.array([0]), np.array([-2.0]), path_nodes, path_values)
+    assert count == 1 and path_nodes[0] == 1 and log_z == pytest.approx(-2.0, rel=1e-15)
     assert tree.sample(np.random.default_rng(0))[0] == 0
 
 
@@ -100,16 +112,18 @@ def test_locally_balanced_caches_match_a_rebuild_after_a_long_run(target_name, b
     assert accepted > 0
     np.testing.assert_allclose(sampler.log_p, target.log_prob(sampler.states), atol=1e-9)
     np.testing.assert_allclose(sampler._delta, target.delta_log_prob(sampler.states), atol=1e-9)
-    rebuilt = LogSumTree(sampler.log_g(sampler._delta)).nodes
-    np.testing.assert_allclose(sampler._tree.nodes, rebuilt, rtol=1e-9, atol=1e-9)
+    rebuilt = LogSumTree(sampler.log_g(sampler._delta))
+    np.testing.assert_allclose(sampler._tree.log_leaves, rebuilt.log_leaves, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(sampler._tree.log_total, rebuilt.log_total, rtol=1e-9, atol=1e-9)
 
 
 def test_a_rejected_locally_balanced_move_writes_nothing():
     target = targets.make("ising_segmentation", size=8, lam=3.0, mu=1.0, sigma=3.0, seed=0)
     sampler = samplers.make("locally_balanced", target, n_chains=50, seed=1, balancing="max")
     for _ in range(30):
-        before = (sampler.states.copy(), sampler.log_p.copy(), sampler._delta.copy(), sampler._tree.nodes.copy())
+        kept = (sampler.states, sampler.log_p, sampler._delta, *sampler._tree.arrays)
+        before = [array.copy() for array in kept]
         sampler.step(record=False)
         stayed = ~sampler.last_accepted
-        for old, new in zip(before, (sampler.states, sampler.log_p, sampler._delta, sampler._tree.nodes)):
+        for old, new in zip(before, kept):
             np.testing.assert_array_equal(new[stayed], old[stayed])

@@ -19,7 +19,7 @@ def test_total_is_logsumexp_for_every_size(rng):
 def test_updates_match_a_rebuild_and_revert_exactly(rng):
     weights = rng.normal(scale=5, size=(6, 20))
     tree = LogSumTree(weights)
-    original = tree.nodes.copy()
+    original = tree.sums.copy()
     rows = np.array([0, 2, 5])
     sites = np.array([[1, 4, 4], [19, 0, 7], [3, 3, 3]])
     new = rng.normal(scale=5, size=(3, 3))
@@ -31,7 +31,8 @@ def test_updates_match_a_rebuild_and_revert_exactly(rng):
     expected[rows[:, None], sites] = new
     np.testing.assert_allclose(tree.log_total, logsumexp(expected, axis=1), rtol=1e-13)
     tree.update(rows, sites, old)
-    np.testing.assert_array_equal(tree.nodes, original)
+    np.testing.assert_array_equal(tree.log_leaves[:, :20], weights)
+    np.testing.assert_allclose(tree.sums, original, rtol=1e-14)
 
 
 def test_extreme_weights_do_not_overflow():
@@ -66,7 +67,9 @@ def test_set_leaves_broadcasts_skips_unchanged_leaves_and_matches_a_rebuild(rng)
     tree.set_leaves(rows, sites, new)
     expected = weights.copy()
     expected[rows, sites] = new
-    np.testing.assert_array_equal(tree.nodes, LogSumTree(expected).nodes)
+    rebuilt = LogSumTree(expected)
+    np.testing.assert_array_equal(tree.log_leaves, rebuilt.log_leaves)
+    np.testing.assert_allclose(tree.log_total, rebuilt.log_total, rtol=1e-14)
 
 
 def test_sampling_a_subset_of_trees_draws_from_those_trees():
@@ -87,3 +90,24 @@ def test_sampling_every_tree_is_the_default_subset(rng):
     tree = LogSumTree(rng.normal(size=(5, 9)))
     first, second = np.random.default_rng(4), np.random.default_rng(4)
     np.testing.assert_array_equal(tree.sample(first), tree.sample(second, np.arange(5)))
+
+
+def test_rows_are_rescaled_when_weights_grow_or_shrink_by_hundreds_of_nats(rng):
+    weights = rng.normal(size=(2, 33))
+    tree = LogSumTree(weights)
+    expected = weights.copy()
+    for shift in (900.0, -2000.0, 5.0):  # beyond what exp() of the old scale could hold, both ways
+        expected[0] = weights[0] + shift
+        tree.set_leaves(np.array([0]), np.arange(33), expected[0])
+        np.testing.assert_allclose(tree.log_total, logsumexp(expected, axis=1), rtol=1e-13)
+        assert np.isfinite(tree.sums).all() and 1e-250 <= tree.sums[0, 1] <= 1e250
+    draws = tree.sample(np.random.default_rng(0), np.zeros(100_000, dtype=np.int64))
+    probs = np.exp(expected[0] - logsumexp(expected[0]))
+    assert stats.chisquare(np.bincount(draws, minlength=33), probs * draws.size).pvalue > 1e-4
+
+
+def test_a_row_of_impossible_leaves_has_total_minus_infinity_until_one_becomes_possible():
+    tree = LogSumTree(np.full((1, 5), -np.inf))
+    assert tree.log_total[0] == -np.inf
+    tree.set_leaves(np.array([0]), np.array([3]), np.array([-1000.0]))
+    assert tree.log_total[0] == -1000.0 and tree.sample(np.random.default_rng(1))[0] == 3
