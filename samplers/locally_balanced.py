@@ -89,7 +89,6 @@ def locally_balanced_move(c, states, log_p, delta, log_leaves, sums, shift, i, s
     for k in range(sites.size):
         log_g_after[k] = log_g_scalar(code, values[k], table_values, table_slopes)
     log_ratio = delta[c, i]
-    log_g_after = log_g_after[:sites.size]
     log_alpha, count = tree_flip_log_alpha(log_leaves, sums, shift, c, i, log_ratio, sites, log_g_after, path_nodes,
                                            path_values)
     old_bits[c] = states[c, i]
@@ -134,9 +133,9 @@ def locally_balanced_pairwise_steps(states, log_p, delta, log_leaves, sums, shif
     sites, values = np.empty(m, dtype=np.int64), np.empty(m)
     evaluations = 0
     for c in range(states.shape[0]):
-        i = sample_row(sums[c], uniforms[c])
+        i = sample_row(sums, c, uniforms, c)
         idx[c] = i
-        flip_ratio_update(states[c], delta[c], i, nbr, w, beta, sites, values)
+        flip_ratio_update(states, delta, c, i, nbr, w, beta, sites, values)
         evaluations += 1 + degree[i]
         locally_balanced_move(c, states, log_p, delta, log_leaves, sums, shift, i, sites, values, code, table_values,
                               table_slopes, np.log(uniforms[c, depth]), accepted, proposed_log_prob, old_bits,

@@ -98,12 +98,11 @@ def set_leaf(log_leaves, sums, shift, r, j, log_weight):
     if log_leaves[r, j] == log_weight:
         return
     log_leaves[r, j] = log_weight
-    row = sums[r]
     v = log_leaves.shape[1] + j
-    row[v] = np.exp(log_weight - shift[r])
+    sums[r, v] = np.exp(log_weight - shift[r])
     v >>= 1
     while v >= 1:
-        row[v] = row[2 * v] + row[2 * v + 1]
+        sums[r, v] = sums[r, 2 * v] + sums[r, 2 * v + 1]
         v >>= 1
     keep_in_range(log_leaves, sums, shift, r)
 
@@ -116,18 +115,19 @@ def set_leaves_rows(log_leaves, sums, shift, rows, sites, log_weights):
 
 
 @njit(cache=True)
-def sample_row(row, uniforms):
-    """One leaf drawn with probability w_j / Σ w, from the root down.
+def sample_row(sums, r, uniforms, c):
+    """One leaf of tree r drawn with probability w_j / Σ w, from the root down.
 
-    At each level go to the right child iff u·w_node ≥ w_left (u = ``uniforms[level]``,
-    uniform on [0, 1)), i.e. with probability w_right / w_node.
+    At each level go to the right child iff u·w_node ≥ w_left (u = ``uniforms[c, level]``,
+    uniform on [0, 1)), i.e. with probability w_right / w_node. (Rows are indexed,
+    not sliced, here and below: a slice in a compiled loop costs more than the arithmetic.)
     """
-    size = row.shape[0] // 2
+    size = sums.shape[1] // 2
     v = 1
     level = 0
     while v < size:
         left = 2 * v
-        v = left + (uniforms[level] * row[v] >= row[left])
+        v = left + (uniforms[c, level] * sums[r, v] >= sums[r, left])
         level += 1
     return v - size
 
@@ -137,20 +137,20 @@ def sample_rows(sums, rows, uniforms):
     """``sample_row`` for tree ``rows[c]`` with ``uniforms[c]`` (``(len(rows), depth)``)."""
     out = np.empty(rows.size, dtype=np.int64)
     for c in range(rows.size):
-        out[c] = sample_row(sums[rows[c]], uniforms[c])
+        out[c] = sample_row(sums, rows[c], uniforms, c)
     return out
 
 
 @njit(cache=True)
-def path_after(row, shift, sites, log_weights, path_nodes, path_values):
-    """Row ``row``'s scaled sums after setting leaves ``sites`` to ``log_weights``, without writing them.
+def path_after(sums, r, shift, sites, log_weights, path_nodes, path_values):
+    """Row r's scaled sums after setting leaves ``sites`` to ``log_weights``, without writing them.
 
     Fills ``path_nodes``/``path_values`` (capacity ≥ m·(depth + 1)) with every
     node whose value would change — leaves first, then level by level up to
     the root, each level sorted by node — and returns how many were filled;
     the last entry is the root. A site listed twice must carry the same value.
     """
-    size = row.shape[0] // 2
+    size = sums.shape[1] // 2
     count = 0
     # Insertion into the sorted leaf level, dropping repeats: O(m) when the sites come sorted (a black box's
     # all d sites), O(m²) otherwise (m = 1 + deg on a sparse model).
@@ -177,10 +177,10 @@ def path_after(row, shift, sites, log_weights, path_nodes, path_values):
                 total = path_values[e] + path_values[e + 1]
                 e += 2
             elif v % 2 == 0:
-                total = path_values[e] + row[v + 1]
+                total = path_values[e] + sums[r, v + 1]
                 e += 1
             else:
-                total = row[v - 1] + path_values[e]
+                total = sums[r, v - 1] + path_values[e]
                 e += 1
             path_nodes[count] = v >> 1
             path_values[count] = total
@@ -196,7 +196,7 @@ def log_total_after(log_leaves, sums, shift, r, sites, log_weights, path_nodes, 
     From the scaled sums (``path_after``) when their total stays in range, else
     exactly from the log-weights (O(d)).
     """
-    count = path_after(sums[r], shift[r], sites, log_weights, path_nodes, path_values)
+    count = path_after(sums, r, shift[r], sites, log_weights, path_nodes, path_values)
     total = path_values[count - 1]
     if SMALLEST <= total <= LARGEST:
         return shift[r] + np.log(total), count
@@ -214,9 +214,8 @@ def commit_path(log_leaves, sums, shift, r, sites, log_weights, path_nodes, path
     """Write leaves ``sites`` = ``log_weights`` of row r with the ``count`` sums that ``path_after`` computed."""
     for k in range(sites.size):
         log_leaves[r, sites[k]] = log_weights[k]
-    row = sums[r]
     for e in range(count):
-        row[path_nodes[e]] = path_values[e]
+        sums[r, path_nodes[e]] = path_values[e]
     keep_in_range(log_leaves, sums, shift, r)
 
 

@@ -65,21 +65,21 @@ def flip_log_ratios(x, idx, field, nbr, w, beta):
 
 
 @njit(cache=True)
-def flip_ratio_update(x, delta, i, nbr, w, beta, sites, values):
-    """The flip log-ratios of one state x that change when bit i flips, and their new values.
+def flip_ratio_update(x, delta, c, i, nbr, w, beta, sites, values):
+    """The flip log-ratios of state x[c] that change when its bit i flips, and their new values.
 
     ``sites`` gets i (new ratio −Δ_i) and each neighbour j of i (new ratio
     Δ_j + 4β J_ij s_i s_j, with s the spins before the flip); padding entries of
     the neighbour table repeat i with i's own value. 1 + deg(i) ratios (evaluations).
     """
-    own = -delta[i]
-    s_i = 2.0 * x[i] - 1.0
+    own = -delta[c, i]
+    s_i = 2.0 * x[c, i] - 1.0
     sites[0] = i
     values[0] = own
     for k in range(nbr.shape[1]):
         j = nbr[i, k]
         sites[k + 1] = j
-        values[k + 1] = own if j == i else delta[j] + 4.0 * beta * w[i, k] * s_i * (2.0 * x[j] - 1.0)
+        values[k + 1] = own if j == i else delta[c, j] + 4.0 * beta * w[i, k] * s_i * (2.0 * x[c, j] - 1.0)
 
 
 @njit(cache=True)
@@ -87,7 +87,7 @@ def flip_ratio_updates(x, delta, idx, nbr, w, degree, beta, sites, values):
     """``flip_ratio_update`` for bit idx[c] of every row c; returns the evaluations, Σ_c 1 + deg(idx[c])."""
     evaluations = 0
     for c in range(x.shape[0]):
-        flip_ratio_update(x[c], delta[c], idx[c], nbr, w, beta, sites[c], values[c])
+        flip_ratio_update(x, delta, c, idx[c], nbr, w, beta, sites[c], values[c])
         evaluations += 1 + degree[idx[c]]
     return evaluations
 
