@@ -78,7 +78,10 @@ KNOT_SPAN = 64.0
 HALF_KNOTS = np.arange(0, int(KNOT_SPAN / KNOT_SPACING) + 1) * KNOT_SPACING
 KNOTS = np.concatenate([-HALF_KNOTS[:0:-1], HALF_KNOTS])
 _LAST_SEGMENT = KNOTS.size - 2
-_NO_TABLE = np.zeros(0)
+#: The table arguments of a fixed function's code. Read-only like a ``BalancingTable``'s arrays, so that
+#: compiled kernels have one specialisation for both.
+NO_TABLE = np.zeros(0)
+NO_TABLE.setflags(write=False)
 
 
 @njit(cache=True)
@@ -118,7 +121,7 @@ def _log_g_flat(log_t, code, values, slopes):
     return out
 
 
-def log_g_array(log_t, code: int, values: np.ndarray = _NO_TABLE, slopes: np.ndarray = _NO_TABLE) -> np.ndarray:
+def log_g_array(log_t, code: int, values: np.ndarray = NO_TABLE, slopes: np.ndarray = NO_TABLE) -> np.ndarray:
     """``log_g_scalar`` elementwise over an array of any shape (float64)."""
     log_t = np.asarray(log_t, dtype=np.float64)
     return _log_g_flat(log_t.ravel(), code, values, slopes).reshape(log_t.shape)

@@ -33,12 +33,9 @@ from numba import njit
 from targets.base import flip
 from targets.pairwise import flip_ratio_update
 
-from .balancing import BALANCING, CODES, log_balancing, log_g_scalar
+from .balancing import BALANCING, CODES, NO_TABLE, log_balancing, log_g_scalar
 from .base import Sampler, acceptance_probability, log_softmax, metropolis_accept, sample_categorical
 from .sumtree import LogSumTree, commit_path, log_total_after, log_total_of, sample_row
-
-_NO_TABLE = np.zeros(0)
-
 
 @njit(cache=True)
 def flip_log_acceptance(log_ratio, log_q_forward, log_q_reverse):
@@ -192,7 +189,7 @@ class LocallyBalanced(_FlipProposalSampler):
 
     def _g_kernel(self) -> tuple[int, np.ndarray, np.ndarray]:
         """The balancing function as ``log_g_scalar`` takes it: (code, table values, table slopes)."""
-        return CODES[self.balancing], _NO_TABLE, _NO_TABLE
+        return CODES[self.balancing], NO_TABLE, NO_TABLE
 
     def _prepare(self):
         self._delta = self.target.delta_log_prob(self.states)

@@ -382,7 +382,7 @@ class Target(param.Parameterized):
         Costs d evaluations per row here; sparse models override it.
         """
         values = self.delta_log_prob(flip(x, idx))
-        sites = np.broadcast_to(np.arange(self.dim), values.shape)
+        sites = np.tile(np.arange(self.dim, dtype=np.int64), (values.shape[0], 1))
         return sites, values
 
     def _block_log_ratio(self, x: np.ndarray, sites: np.ndarray, values: np.ndarray) -> np.ndarray:
