@@ -252,6 +252,18 @@ def test_a_worker_that_must_compile_the_kernels_says_so_before_it_builds(monkeyp
         client.close()
 
 
+def test_an_error_raised_while_a_run_is_built_survives_that_build():
+    client = RunClient(Engine(in_process=True), small())
+    try:
+        client.error = "broken.json is not valid JSON"  # e.g. a file refused before the first run's info arrived
+        built(client)
+        assert client.error == "broken.json is not valid JSON"
+        assert client.apply(small(seed=9))  # a later request clears it once built
+        assert built(client).error == ""
+    finally:
+        client.close()
+
+
 @pytest.fixture
 def client():
     """A small run with its worker in-process."""

@@ -65,6 +65,9 @@ class RunClient(param.Parameterized):
         self._handle: WorkerHandle | None = None
         self._requests: dict[int, RunConfig] = {}
         self._serial = itertools.count(1)
+        self._last_request = 0  # the newest request number handed out
+        self._error_after = 0  # the newest request when ``error`` was last set: a build older than it keeps it
+        self.param.watch(self._note_error, "error")
         self._wanting = False
         self._said_at = time.monotonic()
         self._closed = False
@@ -83,7 +86,7 @@ class RunClient(param.Parameterized):
         try:
             estimate = check(config, self.engine.budget)
             self.engine.reserve(self.owner, estimate.total)
-            request = next(self._serial)
+            request = self._next_request()
             self._requests[request] = config
             self._send("configure", request, config, estimate.opad_particles)
         except (ValueError, ServerBusy) as error:
@@ -140,7 +143,7 @@ class RunClient(param.Parameterized):
         if self._handle is None or not self._handle.alive:
             self._handle, self._wanting = self.engine.launch(self.owner), False
             if message[0] != "configure" and self.config is not None:
-                request = next(self._serial)
+                request = self._next_request()
                 self._requests[request] = self.config
                 estimate = check(self.config, self.engine.budget)
                 self._handle.connection.send(("configure", request, self.config, estimate.opad_particles))
@@ -179,6 +182,13 @@ class RunClient(param.Parameterized):
             self._lost()
         return snapshots
 
+    def _next_request(self) -> int:
+        self._last_request = next(self._serial)
+        return self._last_request
+
+    def _note_error(self, event) -> None:
+        self._error_after = self._last_request
+
     def _receive(self, kind: str, payload: list) -> Snapshot | None:
         if kind == "snapshot":
             self._wanting = False
@@ -195,7 +205,10 @@ class RunClient(param.Parameterized):
             config = self._requests.pop(info.request)
             self._requests = {key: value for key, value in self._requests.items() if key > info.request}
             self.history = None
-            self.param.update(config=config, info=info, frozen=None, error="", status=Status(),
+            # A run built now clears the errors of earlier requests, not one raised since it was asked for
+            # (a file refused while the run was being built).
+            error = self.error if self._error_after >= info.request else ""
+            self.param.update(config=config, info=info, frozen=None, error=error, status=Status(),
                               building=bool(self._requests), compiling=False)
         elif kind == "compiling":
             self.compiling = True
