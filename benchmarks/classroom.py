@@ -240,6 +240,19 @@ def _die_with_parent() -> None:
 
 
 # -- the server ----------------------------------------------------------------------------------------------
+
+def _living(processes) -> list[psutil.Process]:
+    """The processes that still run (neither gone nor zombies)."""
+    alive = []
+    for process in processes:
+        try:
+            if process.status() != psutil.STATUS_ZOMBIE:
+                alive.append(process)
+        except psutil.NoSuchProcess:
+            pass
+    return alive
+
+
 class Server:
     """``panel serve app.py`` in a subprocess on 127.0.0.1, its process tree and its log."""
 
@@ -299,9 +312,7 @@ class Server:
         found = []
         for forkserver in self.forkservers():
             try:
-                for child in forkserver.children():
-                    if child.status() != psutil.STATUS_ZOMBIE:
-                        found.append(child)
+                found += _living(forkserver.children())
             except psutil.Error:
                 pass
         return found
@@ -324,15 +335,13 @@ class Server:
 
     def leftovers(self) -> list[psutil.Process]:
         """Processes of the server's tree (ever seen) still alive."""
-        alive = []
+        processes = []
         for pid in sorted(self.seen):
             try:
-                process = psutil.Process(pid)
-                if process.status() != psutil.STATUS_ZOMBIE:
-                    alive.append(process)
+                processes.append(psutil.Process(pid))
             except psutil.NoSuchProcess:
                 pass
-        return alive
+        return _living(processes)
 
     def kill_leftovers(self) -> None:
         """Last resort for the benchmark's own processes: kill what of the server's tree is left, by pid."""

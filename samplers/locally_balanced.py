@@ -203,8 +203,7 @@ class LocallyBalanced(_FlipProposalSampler):
 
     def _step(self):
         n = self.states.shape[0]
-        accepted, proposed_log_prob = np.empty(n, dtype=bool), np.empty(n)
-        old_bits, idx = np.empty(n, dtype=np.uint8), np.empty(n, dtype=np.int64)
+        accepted, proposed_log_prob, old_bits = np.empty(n, dtype=bool), np.empty(n), np.empty(n, dtype=np.uint8)
         tables = self.target.flip_tables
         if tables is None:
             idx = self._tree.sample(self.rng)
@@ -213,7 +212,7 @@ class LocallyBalanced(_FlipProposalSampler):
                                    *self._g_kernel(), np.log(self.rng.random(n)), accepted, proposed_log_prob,
                                    old_bits)
         else:
-            uniforms = self.rng.random((n, self._tree.depth + 1))
+            uniforms, idx = self.rng.random((n, self._tree.depth + 1)), np.empty(n, dtype=np.int64)
             self.target.count_evaluations(locally_balanced_pairwise_steps(
                 self.states, self.log_p, self._delta, *self._tree.arrays, uniforms, *tables, *self._g_kernel(), idx,
                 accepted, proposed_log_prob, old_bits))

@@ -255,10 +255,6 @@ class LogSumTree:
     def leaves(self, rows: np.ndarray, sites: np.ndarray) -> np.ndarray:
         return self.log_leaves[rows, sites]
 
-    def update(self, rows: np.ndarray, sites: np.ndarray, log_weights: np.ndarray) -> None:
-        """Set leaves ``sites`` (``(r, k)``) of trees ``rows`` (``(r,)``) and refresh their paths."""
-        self.set_leaves(rows[:, None], sites, log_weights)
-
     def set_leaves(self, rows: np.ndarray, sites: np.ndarray, log_weights: np.ndarray) -> None:
         """Set leaf ``sites`` of tree ``rows`` (shapes that broadcast to ``log_weights``'s) and refresh their paths.
 

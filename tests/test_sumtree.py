@@ -26,11 +26,11 @@ def test_updates_match_a_rebuild_and_revert_exactly(rng):
     new[:, 2] = new[:, 1] * (sites[:, 2] == sites[:, 1]) + new[:, 2] * (sites[:, 2] != sites[:, 1])
     new[2] = new[2, 0]
     old = tree.leaves(rows[:, None], sites)
-    tree.update(rows, sites, new)
+    tree.set_leaves(rows[:, None], sites, new)
     expected = weights.copy()
     expected[rows[:, None], sites] = new
     np.testing.assert_allclose(tree.log_total, logsumexp(expected, axis=1), rtol=1e-13)
-    tree.update(rows, sites, old)
+    tree.set_leaves(rows[:, None], sites, old)
     np.testing.assert_array_equal(tree.log_leaves[:, :20], weights)
     np.testing.assert_allclose(tree.sums, original, rtol=1e-14)
 
