@@ -15,11 +15,13 @@ stopped. In a notebook call ``explorer.close()`` when done.
 
 from __future__ import annotations
 
+import threading
 import time
 import weakref
 
 import panel as pn
 import param
+from panel.io.callbacks import PeriodicCallback
 
 from .catalogue import Catalogue
 from .controls import Controls
@@ -37,11 +39,16 @@ from .views.kl import KLView
 from .views.lattice import LatticeView
 from .views.traces import TraceView
 
-#: Most of the server's time the sessions' flushes may take together: beyond it, every session refreshes
+#: Most of the server's CPU time the sessions' flushes may take together: beyond it, every session refreshes
 #: less often (a class of 30 sees 1–2 updates a second rather than a server too busy to answer clicks).
 SERVER_SHARE = 0.5
-#: How soon after a command (Start, Pause, …) the page looks for its answer (ms).
+#: How often the server's CPU cost per flush is measured again (seconds).
+LOAD_WINDOW_SECONDS = 2.0
+#: How soon after a command (Start, Pause, …) the page looks for its answer (ms); it looks again twice as late
+#: each time (at most ``CHASE_STEP_MS`` apart) while the answer is due, for ``CHASE_MS`` at most.
 ANSWER_MS = 40
+CHASE_STEP_MS = 320
+CHASE_MS = 5000
 #: The live explorers of this process, whose flushes share the server.
 _LIVE: weakref.WeakSet = weakref.WeakSet()
 
@@ -52,8 +59,43 @@ VIEWS = (LatticeView, TraceView, ComparisonView, AdaptationView, BalancingView, 
 
 def fair_period(refresh_ms: int, sessions: int, flush_seconds: float) -> int:
     """A session's refresh period (ms): its own setting, lengthened when the sessions' flushes together would
-    take more than ``SERVER_SHARE`` of the server's time (period ≥ sessions × mean flush time / share)."""
+    take more than ``SERVER_SHARE`` of the server's time (period ≥ sessions × CPU per flush / share)."""
     return max(refresh_ms, round(1000 * sessions * flush_seconds / SERVER_SHARE))
+
+
+class ServerLoad:
+    """The server thread's CPU time per flush, everything included, measured over windows of wall time.
+
+    A flush's own duration misses what follows it on the server's thread —
+    Bokeh serialising the changes, tornado writing them out — and the pages
+    built meanwhile; that thread's CPU time over a window, divided by the
+    flushes in it, holds all of it, so ``fair_period`` keeps the server
+    within its share. (The thread's, not the process's: in a notebook the
+    sampler runs in a thread of the same process.)
+    """
+
+    def __init__(self, window_seconds: float = LOAD_WINDOW_SECONDS):
+        self.window_seconds = window_seconds
+        self.cost = 0.0
+        self._start_window(threading.get_ident())
+
+    def _start_window(self, thread: int) -> None:
+        self._thread, self._flushes = thread, 0
+        self._since, self._cpu = time.monotonic(), time.thread_time()
+
+    def count_flush(self) -> None:
+        """Count a flush (called on the thread that flushes); closes the window when it is over."""
+        if threading.get_ident() != self._thread:  # flushes moved to another thread: measure afresh there
+            self._start_window(threading.get_ident())
+        self._flushes += 1
+        if time.monotonic() - self._since >= self.window_seconds:
+            measured = (time.thread_time() - self._cpu) / self._flushes
+            self.cost = measured if not self.cost else 0.5 * (self.cost + measured)
+            self._start_window(self._thread)
+
+
+#: This server process's load, shared by its sessions.
+_LOAD = ServerLoad()
 
 
 class Explorer(pn.viewable.Viewer):
@@ -73,7 +115,6 @@ class Explorer(pn.viewable.Viewer):
         self.refresh = pn.widgets.IntInput.from_param(self.param.refresh_ms, label="plot refresh period (ms)")
         self._callback = None
         self._document = None
-        self._flush_cost = 0.0  # running mean of this session's flush time (seconds)
         self.flush_seconds: list[float] = []
         self.client.param.watch(self._on_info, "info")
         self.client.param.watch(self._answer_soon, "commands")
@@ -102,18 +143,35 @@ class Explorer(pn.viewable.Viewer):
     def start_updates(self) -> None:
         """Start this session's periodic flush (idempotent)."""
         if self._callback is None:
-            self._callback = pn.state.add_periodic_callback(self.flush, period=self.refresh_ms)
+            # In the background: not counted by Panel's global busy state, whose every change updates the
+            # busy indicator of every session of the server (N sessions flushing would cost N² updates).
+            self._callback = PeriodicCallback(callback=self.flush, period=self.refresh_ms, background=True, log=False)
+            self._callback.start()
             self._document = pn.state.curdoc
             _LIVE.add(self)
+            self._answer_soon()  # the first run is being built: draw it as soon as it is there
 
     def _answer_soon(self, *events) -> None:
-        """After a command, flush once more in ``ANSWER_MS``, so that a click shows its effect at once."""
+        """After a command, look for its answer sooner than the refresh period: a click shows its effect at once.
+
+        Flushes ``ANSWER_MS`` later, then ever less often while the client is
+        still ``awaiting`` (the refresh period of a busy server may be seconds).
+        """
         if self._document is not None and self._document.session_context is not None:
-            self._document.add_timeout_callback(self.flush, ANSWER_MS)
+            self._document.add_timeout_callback(lambda: self._chase(ANSWER_MS, 0), ANSWER_MS)
+
+    def _chase(self, delay_ms: int, waited_ms: int) -> None:
+        if self._callback is None:
+            return  # the session has ended
+        self.flush()
+        waited_ms += delay_ms
+        if self.client.awaiting and waited_ms < CHASE_MS and self._callback is not None:
+            delay_ms = min(2 * delay_ms, CHASE_STEP_MS)
+            self._document.add_timeout_callback(lambda: self._chase(delay_ms, waited_ms), delay_ms)
 
     def _fair_period(self) -> None:
         """Follow ``fair_period`` when it moved by more than a fifth."""
-        period = fair_period(self.refresh_ms, len(_LIVE), self._flush_cost)
+        period = fair_period(self.refresh_ms, len(_LIVE), _LOAD.cost)
         if self._callback is not None and abs(period - self._callback.period) > 0.2 * self._callback.period:
             self._callback.period = period
 
@@ -132,7 +190,7 @@ class Explorer(pn.viewable.Viewer):
         spent = time.perf_counter() - started
         self.flush_seconds.append(spent)
         del self.flush_seconds[:-1000]
-        self._flush_cost += 0.1 * (spent - self._flush_cost)
+        _LOAD.count_flush()
         self._fair_period()
 
     def close(self, *args) -> None:
@@ -157,6 +215,7 @@ class Explorer(pn.viewable.Viewer):
             sidebar=[self.sidebar()],
             main=[self.main_area()],
             sidebar_width=380,
+            busy_indicator=None,  # the status line says what runs; a spinner would follow the server's global busy
         )
 
     def __panel__(self):

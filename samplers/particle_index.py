@@ -5,9 +5,9 @@ costs about a microsecond per key, which is as much as the sampler step it
 records. States of up to 62 bits are keyed by their integer code
 (``targets.state_codes``) in ``CodeIndex``, an open-addressing hash table
 (multiplicative hashing, linear probing, load ≤ 1/2) whose lookups and inserts
-are numpy operations over all keys at once: each probing round settles most
-keys, and the expected number of rounds is a small constant. Longer states
-are keyed by their packed bits in ``BytesIndex`` (a ``dict``; exact, slower).
+are compiled loops over a whole array of keys (the expected probe length is a
+small constant). Longer states are keyed by their packed bits in
+``BytesIndex`` (a ``dict``; exact, slower).
 
 Both map an array of keys to particle numbers 0, 1, 2, … in order of first
 insertion, with −1 for keys not present.
@@ -16,6 +16,7 @@ insertion, with −1 for keys not present.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 #: 2^64 / golden ratio: Knuth's multiplicative hash constant.
 _FIBONACCI = np.uint64(0x9E3779B97F4A7C15)
@@ -32,8 +33,41 @@ def state_keys(states: np.ndarray) -> np.ndarray:
     return packed.view(np.dtype((np.void, packed.shape[1])))[:, 0]
 
 
+@njit(cache=True)
+def _home(code, bits):
+    """Slot where ``code``'s probe starts: the top ``bits`` bits of code × 2^64/φ (wrapping)."""
+    return np.int64((np.uint64(code) * _FIBONACCI) >> np.uint64(64 - bits))
+
+
+@njit(cache=True)
+def _find(table_codes, table_numbers, bits, codes, found):
+    """found[j] ← the number of codes[j], or −1 (linear probing from its home slot)."""
+    mask = table_codes.size - 1
+    for j in range(codes.size):
+        code = codes[j]
+        slot = _home(code, bits)
+        found[j] = _EMPTY
+        while table_codes[slot] != _EMPTY:
+            if table_codes[slot] == code:
+                found[j] = table_numbers[slot]
+                break
+            slot = (slot + 1) & mask
+
+
+@njit(cache=True)
+def _insert(table_codes, table_numbers, bits, codes, first_number):
+    """Put codes[j] (absent, distinct) in the first free slot of its probe, numbered first_number + j."""
+    mask = table_codes.size - 1
+    for j in range(codes.size):
+        slot = _home(codes[j], bits)
+        while table_codes[slot] != _EMPTY:
+            slot = (slot + 1) & mask
+        table_codes[slot] = codes[j]
+        table_numbers[slot] = first_number + j
+
+
 class CodeIndex:
-    """Hash table int64 code (≥ 0) → particle number, vectorised over arrays of codes."""
+    """Hash table int64 code (≥ 0) → particle number (compiled open addressing, load ≤ 1/2)."""
 
     def __init__(self, capacity: int = 1 << 12):
         self._allocate(capacity)
@@ -44,46 +78,21 @@ class CodeIndex:
         self._numbers = np.empty(1 << self._bits, dtype=np.int64)
         self.size = 0
 
-    def _home(self, codes: np.ndarray) -> np.ndarray:
-        hashed = codes.astype(np.uint64) * _FIBONACCI
-        return (hashed >> np.uint64(64 - self._bits)).astype(np.int64)
-
     @property
     def nbytes(self) -> int:
         return self._codes.nbytes + self._numbers.nbytes
 
     def find(self, codes: np.ndarray) -> np.ndarray:
         """Particle number of each code, −1 where absent."""
-        found = np.full(codes.size, -1, dtype=np.int64)
-        slots = self._home(codes)
-        pending = np.arange(codes.size)
-        mask = self._codes.size - 1
-        while pending.size:
-            held = self._codes[slots]
-            hit = held == codes[pending]
-            found[pending[hit]] = self._numbers[slots[hit]]
-            going_on = ~hit & (held != _EMPTY)
-            pending, slots = pending[going_on], (slots[going_on] + 1) & mask
+        found = np.empty(codes.size, dtype=np.int64)
+        _find(self._codes, self._numbers, self._bits, np.ascontiguousarray(codes, dtype=np.int64), found)
         return found
 
     def insert(self, codes: np.ndarray) -> None:
         """Add distinct codes not yet present; they get the next particle numbers in order."""
         if self.size + codes.size > self._codes.size // 2:
             self._grow(self.size + codes.size)
-        numbers = np.arange(self.size, self.size + codes.size)
-        slots = self._home(codes)
-        pending = np.arange(codes.size)
-        mask = self._codes.size - 1
-        while pending.size:
-            free = self._codes[slots] == _EMPTY
-            # of several codes probing the same free slot, the first takes it and the others probe on
-            taken, first = np.unique(slots[free], return_index=True)
-            winners = np.flatnonzero(free)[first]
-            self._codes[taken] = codes[pending[winners]]
-            self._numbers[taken] = numbers[pending[winners]]
-            staying = np.ones(pending.size, dtype=bool)
-            staying[winners] = False
-            pending, slots = pending[staying], (slots[staying] + 1) & mask
+        _insert(self._codes, self._numbers, self._bits, np.ascontiguousarray(codes, dtype=np.int64), self.size)
         self.size += codes.size
 
     def _grow(self, needed: int) -> None:

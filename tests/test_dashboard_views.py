@@ -123,6 +123,23 @@ def test_many_sessions_refresh_less_often_so_the_server_keeps_time_for_clicks():
     assert fair_period(500, 4, 0.01) == 500
 
 
+def test_the_server_load_is_the_flushing_threads_cpu_time_per_flush_including_what_follows_a_flush():
+    import threading
+
+    from dashboard.explorer import ServerLoad
+
+    load = ServerLoad(window_seconds=0.0)
+    started = time.thread_time()
+    while time.thread_time() - started < 0.02:  # work between flushes (serialising, building a page) counts
+        pass
+    load.count_flush()
+    assert load.cost >= 0.02
+    other = threading.Thread(target=load.count_flush)  # a flush on another thread starts a window there
+    other.start()
+    other.join()
+    assert load._thread == other.ident
+
+
 def test_views_are_built_only_when_a_run_needs_them(explorer):
     assert DagView not in explorer.views and InclusionView not in explorer.views
     assert not len(explorer.catalogue)

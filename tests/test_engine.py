@@ -140,11 +140,15 @@ def test_a_server_at_its_worker_cap_says_busy_and_the_others_go_on(processes):
 
 
 # -- workers are processes of their own ---------------------------------------------------------------------
-def test_workers_run_at_a_lower_priority_than_the_server(processes):
+def test_workers_sample_at_idle_priority_once_their_first_snapshot_is_out(processes):
     client = built(RunClient(processes, small()))
     try:
+        assert client.run_steps(10)  # snapshots have arrived
         pid = client._handle.runner.pid
-        assert os.getpriority(os.PRIO_PROCESS, pid) >= os.getpriority(os.PRIO_PROCESS, 0) + 10
+        threads = [int(tid) for tid in os.listdir(f"/proc/{pid}/task")]
+        assert len(threads) >= 2  # the loop and its sender
+        assert {os.sched_getscheduler(tid) for tid in threads} == {os.SCHED_IDLE}
+        assert os.sched_getscheduler(0) == os.SCHED_OTHER  # the server keeps its class
     finally:
         client.close()
 
@@ -290,3 +294,19 @@ def test_a_slow_reader_gets_one_snapshot_and_loses_no_trace_row(client):
     steps = client.history["step"]
     assert steps[0] == 0 and steps[-1] == 500 and len(set(steps)) == len(steps)
     assert (steps[1:] - steps[:-1] == steps[1] - steps[0]).all()  # uniform, nothing skipped
+
+
+def test_a_page_awaits_a_new_runs_first_snapshot_and_each_commands_answer(client):
+    """``awaiting`` tells the page to look again soon: until the run is drawn, and until a command shows."""
+    assert client.wait_for(lambda c: not c.awaiting, TIMEOUT)
+    client.start()
+    assert client.awaiting
+    assert client.wait_for(lambda c: not c.awaiting, TIMEOUT)
+    assert client.status.running
+    client.pause()
+    assert client.wait_for(lambda c: not c.awaiting, TIMEOUT)
+    assert not client.status.running
+    assert client.apply(small(seed=11))
+    assert client.awaiting and client.building
+    assert client.wait_for(lambda c: not c.awaiting, TIMEOUT)
+    assert client.config.seed == 11 and client.status.n_steps == 0

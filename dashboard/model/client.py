@@ -69,11 +69,20 @@ class RunClient(param.Parameterized):
         self._error_after = 0  # the newest request when ``error`` was last set: a build older than it keeps it
         self.param.watch(self._note_error, "error")
         self._wanting = False
+        self._sent = 0  # commands sent to the current worker (other than want and ping)
+        self._answered = 0  # of them, those the worker had handled when it took the latest snapshot
+        self._run_drawn = False  # a snapshot of the current run has arrived
         self._said_at = time.monotonic()
         self._closed = False
         self._display = Display()
         self.history: dict | None = None
         self.apply(config or RunConfig())
+
+    @property
+    def awaiting(self) -> bool:
+        """Something the page waits for is due: a run being built, its first snapshot, or a command's effect
+        (a snapshot taken after the worker handled every command sent to it)."""
+        return self.building or (self.info is not None and not self._run_drawn) or self._answered < self._sent
 
     @property
     def requested(self) -> RunConfig:
@@ -141,19 +150,23 @@ class RunClient(param.Parameterized):
             raise ServerBusy("this session's run has been closed; reload the page for a new one")
         self._said_at = time.monotonic()
         if self._handle is None or not self._handle.alive:
-            self._handle, self._wanting = self.engine.launch(self.owner), False
+            self._handle, self._wanting, self._sent, self._answered = self.engine.launch(self.owner), False, 0, 0
             if message[0] != "configure" and self.config is not None:
                 request = self._next_request()
                 self._requests[request] = self.config
                 estimate = check(self.config, self.engine.budget)
-                self._handle.connection.send(("configure", request, self.config, estimate.opad_particles))
+                self._to_worker(("configure", request, self.config, estimate.opad_particles))
                 self.building = True
-            self._handle.connection.send(("display", self._display))
+            self._to_worker(("display", self._display))
         try:
-            self._handle.connection.send(message)
+            self._to_worker(message)
         except (OSError, EOFError):
             self._lost()
         self.commands += 1
+
+    def _to_worker(self, message: tuple) -> None:
+        self._handle.connection.send(message)
+        self._sent += 1
 
     # -- answers ---------------------------------------------------------------------------------------------
     def poll(self) -> list[Snapshot]:
@@ -192,9 +205,10 @@ class RunClient(param.Parameterized):
     def _receive(self, kind: str, payload: list) -> Snapshot | None:
         if kind == "snapshot":
             self._wanting = False
-            snapshot = payload[0]
+            snapshot, self._answered = payload
             if self.info is None or snapshot.run != self.info.run:
                 return None  # from a run that has been replaced
+            self._run_drawn = True
             self.history = merged_history(self.history, snapshot)
             if snapshot.frozen is not None:
                 self.frozen = snapshot.frozen
@@ -204,7 +218,7 @@ class RunClient(param.Parameterized):
             info: RunInfo = payload[0]
             config = self._requests.pop(info.request)
             self._requests = {key: value for key, value in self._requests.items() if key > info.request}
-            self.history = None
+            self.history, self._run_drawn = None, False
             # A run built now clears the errors of earlier requests, not one raised since it was asked for
             # (a file refused while the run was being built).
             error = self.error if self._error_after >= info.request else ""

@@ -14,7 +14,8 @@ client → worker
 worker → client
     ``("info", RunInfo)`` a run was built; ``("refused", message, request)`` a command was refused and the
     run goes on (``request`` names a refused ``configure``, else None);
-    ``("failed", message)`` the run stopped with an error; ``("snapshot", Snapshot)``; ``("replay", MoveReplay)``
+    ``("failed", message)`` the run stopped with an error; ``("snapshot", Snapshot, handled)`` with the
+    number of commands (other than ``want`` and ``ping``) handled before it; ``("replay", MoveReplay)``
 
 Flow control: the client asks for the next snapshot only when it has taken the
 previous one, so at most one snapshot is in flight, and a slow browser
@@ -22,11 +23,15 @@ makes the worker send less often, never queue more — the trace buffer keeps
 what happened meanwhile in bounded memory. Sends go through a thread of their
 own, so that a large snapshot never stalls the sampler.
 
-In a process of its own (``run_process``), the worker runs at a lower OS
-priority than the server, with a hard address-space limit of its start-up
-size plus the run budget (an allocation past it raises ``MemoryError``, which
-fails the run with a message, or ends only this process), and ends when it
-has heard nothing from its session for ``idle_seconds``.
+In a process of its own (``run_process``), the worker builds its first run
+and sends its first snapshot at the server's priority (a page loads as fast
+on a busy server as on an idle one), then samples at idle priority
+(``SCHED_IDLE``: it gets only CPU time that the server, the browsers and
+every build leave over, so a class of 30 never slows a click); it has a hard
+address-space limit of its start-up size plus the run budget (an allocation
+past it raises ``MemoryError``, which fails the run with a message, or ends
+only this process), and ends when it has heard nothing from its session for
+``idle_seconds``.
 """
 
 from __future__ import annotations
@@ -55,8 +60,23 @@ from .snapshot import Display  # noqa: E402
 
 #: Longest wait for a command while nothing runs (seconds); bounds how late the idle check is.
 IDLE_POLL_SECONDS = 0.25
-#: OS priority increment of worker processes (higher is nicer to the server).
-NICENESS = 10
+#: Niceness of a sampling worker where the OS has no idle scheduling class.
+NICENESS = 19
+
+
+def sample_at_idle_priority() -> None:
+    """Put every thread of this process in the idle scheduling class (or at ``NICENESS`` without one).
+
+    One way only: an unprivileged process cannot raise its priority again.
+    """
+    if not hasattr(os, "SCHED_IDLE"):
+        os.nice(NICENESS - os.nice(0))
+        return
+    for thread in os.listdir("/proc/self/task"):
+        try:
+            os.sched_setscheduler(int(thread), os.SCHED_IDLE, os.sched_param(0))
+        except (ProcessLookupError, PermissionError):
+            pass  # a thread that just ended
 
 
 def describe(error: BaseException) -> str:
@@ -71,12 +91,14 @@ def describe(error: BaseException) -> str:
 class Worker:
     """The loop: read commands, advance the run a chunk at a time, answer each ``want`` with a snapshot."""
 
-    def __init__(self, connection, idle_seconds: float):
+    def __init__(self, connection, idle_seconds: float, after_first_snapshot=None):
         self.connection = connection
         self.idle_seconds = idle_seconds
+        self._after_first_snapshot = after_first_snapshot
         self.session: RunSession | None = None
         self.display = Display()
         self._runs = 0
+        self._handled = 0  # commands other than want and ping, in order of arrival
         self._wanted = False
         self._changed = False
         self._everything = False
@@ -109,6 +131,7 @@ class Worker:
         if name == "ping":
             return True
         self._changed = True
+        self._handled += 1
         if name == "configure":
             self._configure(*args)
         elif name == "display":
@@ -191,12 +214,15 @@ class Worker:
             return
         self._wanted = self._everything = False
         self._changed = self.session.unsent
-        self.send("snapshot", snapshot)
+        self.send("snapshot", snapshot, self._handled)
+        if self._after_first_snapshot is not None:
+            self._after_first_snapshot()
+            self._after_first_snapshot = None
 
 
-def serve(connection, idle_seconds: float) -> None:
+def serve(connection, idle_seconds: float, after_first_snapshot=None) -> None:
     """Run a worker on ``connection`` until it is closed, its session is gone, or it idles out."""
-    Worker(connection, idle_seconds).run()
+    Worker(connection, idle_seconds, after_first_snapshot).run()
 
 
 def _virtual_memory_bytes() -> int:
@@ -205,12 +231,11 @@ def _virtual_memory_bytes() -> int:
 
 
 def run_process(connection, run_bytes: int, idle_seconds: float) -> None:
-    """Entry point of a worker process: lower priority, hard memory limit, then ``serve``."""
-    os.nice(NICENESS)
+    """Entry point of a worker process: hard memory limit, then ``serve`` (idle priority after the first snapshot)."""
     limit = _virtual_memory_bytes() + run_bytes
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     try:
-        serve(connection, idle_seconds)
+        serve(connection, idle_seconds, sample_at_idle_priority)
     except MemoryError:
         try:
             connection.send(("failed", f"the worker exceeded its memory limit ({format_bytes(run_bytes)} for a run)"))
