@@ -47,7 +47,7 @@ LOAD_WINDOW_SECONDS = 2.0
 #: How soon after a command (Start, Pause, …) the page looks for its answer (ms); it looks again twice as late
 #: each time (at most ``CHASE_STEP_MS`` apart) while the answer is due, for ``CHASE_MS`` at most.
 ANSWER_MS = 40
-CHASE_STEP_MS = 320
+CHASE_STEP_MS = 160
 CHASE_MS = 5000
 #: The live explorers of this process, whose flushes share the server.
 _LIVE: weakref.WeakSet = weakref.WeakSet()

@@ -16,12 +16,12 @@ and keeps, per chain and pooled over chains,
 * OPAD+: the visited states and every proposal.
 
 Each distinct state is stored once (its packed bits and log p̃, taken from the
-record: no target evaluation), numbered by a vectorised hash index
+record: no target evaluation), numbered by a hash index
 (``samplers.particle_index``). ``update`` only queues the record; queued
-records are folded in every ``flush_every`` steps (and before any read) with
-array operations over all of them at once: a chain's repeated states (rejected
-moves) are counted as one run, and the counts are scattered with ``np.add.at``
-and grouped without sorting, so the bookkeeping costs a fraction of a sampler
+records are folded in every ``flush_every`` steps (and before any read): the
+samples of all of them are cut into runs of a chain's repeated state (rejected
+moves), each run and each proposal looked up once, and a compiled loop adds
+them to the counts, sums and masses, so the bookkeeping costs a fraction of a sampler
 step. The exact KL(P‖π) of all three is maintained incrementally for
 enumerable targets: with n samples and counts c,
 
@@ -53,6 +53,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from numba import njit
 from scipy.special import logsumexp
 
 from targets.base import Target
@@ -65,23 +66,58 @@ KINDS = ("mcmc", "opad", "opad_plus")
 COUNT_LIMIT = np.iinfo(np.int32).max
 
 
-def _xlogx(c: np.ndarray) -> np.ndarray:
-    c = c.astype(np.float64)
-    return c * np.log(np.where(c > 0, c, 1.0))
+@njit(cache=True)
+def _xlogx(c):
+    return c * np.log(c) if c > 0 else 0.0
 
 
-def _add_grouped_mass(mass: np.ndarray, rows: np.ndarray, log_p: np.ndarray) -> None:
-    """mass[r] ← log(e^mass[r] + Σ_{i: rows_i = r} e^log_p_i) for every row r, in one pass."""
-    if rows.size == 0:
-        return
-    shift = np.full(mass.size, -np.inf)
-    np.maximum.at(shift, rows, log_p)
-    present = np.isfinite(shift)
-    shift = np.where(present, shift, 0.0)
-    total = np.bincount(rows, weights=np.exp(log_p - shift[rows]), minlength=mass.size)
-    with np.errstate(divide="ignore"):
-        group = np.where(present, shift + np.log(total), -np.inf)
-    np.logaddexp(mass, group, out=mass)
+@njit(cache=True)
+def _log_add(a, b):
+    """log(e^a + e^b), exact for −∞ operands."""
+    high, low = (a, b) if a >= b else (b, a)
+    return high if low == -np.inf else high + np.log1p(np.exp(low - high))
+
+
+@njit(cache=True)
+def _fold_samples(counts, proposed, rows, particles, lengths, log_p, sum_xlogx, mass_visited, mass_plus):
+    """Add runs of ``lengths[j]`` samples of particle ``particles[j]`` to chain ``rows[j]`` and to the pool.
+
+    For each row r (the chain's and the pooled last row) with count c of the
+    particle before: c += length, Σ c log c gains its change, and a particle
+    new to the row adds its p̃ to the visited mass (OPAD) and, unless it was
+    proposed there before, to the OPAD+ mass.
+    """
+    pooled = counts.shape[0] - 1
+    for j in range(rows.size):
+        p = particles[j]
+        for r in (rows[j], pooled):
+            before = counts[r, p]
+            counts[r, p] = before + lengths[j]
+            sum_xlogx[r] += _xlogx(float(before + lengths[j])) - _xlogx(float(before))
+            if before == 0:
+                mass_visited[r] = _log_add(mass_visited[r], log_p[j])
+                if proposed[r, p] == 0:
+                    mass_plus[r] = _log_add(mass_plus[r], log_p[j])
+
+
+@njit(cache=True)
+def _fold_proposals(counts, proposed, rows, particles, log_p, mass_plus):
+    """Count proposal ``particles[j]`` for chain ``rows[j]`` and the pool; one neither visited nor proposed
+    there before adds its p̃ to the OPAD+ mass."""
+    pooled = counts.shape[0] - 1
+    for j in range(rows.size):
+        p = particles[j]
+        for r in (rows[j], pooled):
+            if proposed[r, p] == 0 and counts[r, p] == 0:
+                mass_plus[r] = _log_add(mass_plus[r], log_p[j])
+            proposed[r, p] += 1
+
+
+def _widened(table: np.ndarray, columns: int) -> np.ndarray:
+    """``table`` with zero columns appended up to ``columns``."""
+    wider = np.zeros((table.shape[0], columns), dtype=table.dtype)
+    wider[:, :table.shape[1]] = table
+    return wider
 
 
 def _stacked(arrays: list[np.ndarray]) -> np.ndarray:
@@ -221,11 +257,10 @@ class ParticleStore:
             return
         while capacity < needed:
             capacity *= 2
-        extra = capacity - self._log_p.size
-        self._counts = np.pad(self._counts, ((0, 0), (0, extra)))
-        self._proposed = np.pad(self._proposed, ((0, 0), (0, extra)))
-        self._log_p = np.concatenate([self._log_p, np.empty(extra)])
-        self._packed = np.concatenate([self._packed, np.empty((extra, self._packed.shape[1]), dtype=np.uint8)])
+        self._counts, self._proposed = (_widened(table, capacity) for table in (self._counts, self._proposed))
+        self._log_p = np.concatenate([self._log_p, np.empty(capacity - self._log_p.size)])
+        self._packed = np.concatenate([self._packed, np.empty((capacity - self._packed.shape[0],
+                                                               self._packed.shape[1]), dtype=np.uint8)])
 
     def flush(self) -> None:
         """Fold the queued records into the counts, sums and supports (array operations over all of them)."""
@@ -289,46 +324,12 @@ class ParticleStore:
         neighbours[np.arange(neighbours.shape[0]), np.tile(np.arange(d), chains.size)] ^= 1
         return np.repeat(chains, d), neighbours, (centre_log_p[:, None] + ratios).ravel()
 
-    def _pairs(self, rows, particles):
-        """Flat indices of (chain, particle) and (pooled, particle) in the count tables, and the rows."""
-        rows = np.concatenate([rows, np.full(rows.size, self.n_chains)])
-        particles = np.concatenate([particles, particles])
-        return rows * self._log_p.size + particles, rows, particles
-
-    @staticmethod
-    def _count_in(table: np.ndarray, flat: np.ndarray, amounts: np.ndarray):
-        """Add ``amounts`` at the flat indices; per entry (count before, total its index gained).
-
-        Every occurrence of an index sees the same before and after, so a
-        quantity that belongs once to each distinct index is summed over its
-        occurrences with weights amount/total — grouping without a sort.
-        """
-        cells = table.reshape(-1)
-        before = cells[flat]
-        np.add.at(cells, flat, amounts)
-        return before, cells[flat] - before
-
     def _add_samples(self, rows, particles, log_p, lengths) -> None:
-        """Add runs of ``lengths`` identical samples to the counts, Σ c log c and the supports' masses."""
-        flat, rows, particles = self._pairs(rows, particles)
-        log_p, lengths = np.tile(log_p, 2), np.tile(lengths, 2)
-        before, added = self._count_in(self._counts, flat, lengths)
-        share = lengths / added  # this run's part of everything its (chain, particle) pair gained
-        self._sum_xlogx += np.bincount(rows, weights=(_xlogx(before + added) - _xlogx(before)) * share,
-                                       minlength=self.n_chains + 1)
-        new = before == 0
-        log_share = log_p + np.log(share)
-        _add_grouped_mass(self._mass_visited, rows[new], log_share[new])
-        new_plus = new & (self._proposed.reshape(-1)[flat] == 0)
-        _add_grouped_mass(self._mass_plus, rows[new_plus], log_share[new_plus])
+        _fold_samples(self._counts, self._proposed, rows, particles, lengths, log_p, self._sum_xlogx,
+                      self._mass_visited, self._mass_plus)
 
     def _add_proposals(self, rows, particles, log_p) -> None:
-        flat, rows, particles = self._pairs(rows, particles)
-        log_p = np.tile(log_p, 2)
-        # (an array of ones: numpy's ufunc.at is ~15× slower with a scalar operand)
-        before, repeats = self._count_in(self._proposed, flat, np.ones(flat.size, dtype=self._proposed.dtype))
-        unseen = (before == 0) & (self._counts.reshape(-1)[flat] == 0)
-        _add_grouped_mass(self._mass_plus, rows[unseen], (log_p - np.log(repeats))[unseen])
+        _fold_proposals(self._counts, self._proposed, rows, particles, log_p, self._mass_plus)
 
     # -- reading ------------------------------------------------------------------------------------
     def _row(self, chain: int | None) -> int:
