@@ -4,13 +4,16 @@
 notebook). The session's sampler runs in a worker (``model.engine``): a
 process of its own when served, a thread of this process in a notebook (or
 wherever ``in_process=True``). One periodic callback per session
-(``refresh_ms``, default 100 ms) takes what the worker sent (``RunClient.poll``)
+(``refresh_ms``, default 100 ms, lengthened by ``fair_period`` when many
+sessions share the server) takes what the worker sent (``RunClient.poll``)
 and hands each snapshot to every view whose card shows, inside
-``pn.io.hold()``. A new run (``RunClient.info``) reconfigures the views and
-shows only the cards that apply to it; a view is built the first time it
-applies, and the catalogue when its card is first opened, so a page holds only
-the Bokeh models its runs need. When a served session ends, its worker is
-stopped. In a notebook call ``explorer.close()`` when done.
+``pn.io.hold()``. After a command, and while a run is built, the page looks
+for the answer sooner (``_chase``). A new run (``RunClient.info``)
+reconfigures the views and shows only the cards that apply to it; a view is
+built the first time it applies, and the catalogue when its card is first
+opened, so a page holds only the Bokeh models its runs need. When a served
+session ends, its worker is stopped. In a notebook call ``explorer.close()``
+when done.
 """
 
 from __future__ import annotations
@@ -40,8 +43,8 @@ from .views.lattice import LatticeView
 from .views.traces import TraceView
 
 #: Most of the server's CPU time the sessions' flushes may take together: beyond it, every session refreshes
-#: less often (a class of 30 sees 1–2 updates a second rather than a server too busy to answer clicks).
-SERVER_SHARE = 0.5
+#: less often (a class of 30 sees about one update a second rather than a server too busy to answer clicks).
+SERVER_SHARE = 0.35
 #: How often the server's CPU cost per flush is measured again (seconds).
 LOAD_WINDOW_SECONDS = 2.0
 #: How soon after a command (Start, Pause, …) the page looks for its answer (ms); it looks again twice as late

@@ -7,66 +7,94 @@ with a probability a(t) of the flip ratio t = p̃(x^(i))/p̃(x):
 * Gibbs (x_i redrawn from its full conditional): a(t) = t/(1+t).
 
 Any a with a(t) = t·a(1/t) satisfies detailed balance; Metropolis's choice is
-the larger (Peskun-better) one. One evaluation per step.
+the larger (Peskun-better) one. One evaluation per step. These are the
+balancing functions min(1, t) and t/(1+t) of ``samplers.balancing``, and
+their single definition there (``log_g_scalar``) is what the compiled step
+(``single_flips``) and ``transition_row`` use.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import param
-from scipy.special import log_expit
+from numba import njit
 
 from targets.base import flip
 
+from .balancing import CODES, NO_TABLE, log_g_array, log_g_scalar
 from .base import Sampler
 
 
-class _SingleSiteFlip(Sampler):
-    """Flip one site per chain with probability a(t); subclasses define log a."""
+@njit(cache=True)
+def single_flips(states, log_p, idx, log_ratio, uniforms, code, accepted, proposed_values, proposed_log_prob):
+    """Flip bit idx[c] of chain c with probability a(t_c) = g(t_c), g the balancing function ``code``; in place.
 
-    def _log_acceptance(self, log_ratio: np.ndarray) -> np.ndarray:
-        raise TypeError(f"{type(self).__name__} must implement _log_acceptance")
+    Fills the step's record: ``accepted``, the proposed bit ``proposed_values[c, 0]``
+    and log p̃ of the proposal.
+    """
+    for c in range(states.shape[0]):
+        i = idx[c]
+        proposed_values[c, 0] = 1 - states[c, i]
+        proposed_log_prob[c] = log_p[c] + log_ratio[c]
+        accepted[c] = np.log(uniforms[c]) < log_g_scalar(code, log_ratio[c], NO_TABLE, NO_TABLE)
+        if accepted[c]:
+            states[c, i] ^= 1
+            log_p[c] = proposed_log_prob[c]
+
+
+class _SingleSiteFlip(Sampler):
+    """Flip one site per chain with probability a(t) = g(t); subclasses name g (``acceptance``)."""
+
+    #: The balancing function a(t) (a name in ``samplers.balancing.CODES``).
+    acceptance = ""
+
+    def _sites(self, n: int) -> np.ndarray:
+        """The site each of ``n`` chains tries next: uniform (random scan)."""
+        return self.rng.integers(0, self.target.dim, size=n)
 
     def _candidate_sites(self) -> np.ndarray:
-        """Sites the next step may pick, each with equal probability."""
+        """Every site the next step may pick, each with equal probability."""
         return np.arange(self.target.dim)
 
     def _step(self):
         n = self.states.shape[0]
-        candidates = self._candidate_sites()
-        idx = candidates[self.rng.integers(0, candidates.size, size=n)]
+        idx = self._sites(n)
         log_ratio = self.target.flip_log_ratio(self.states, idx, self.log_p)
-        accepted = np.log(self.rng.random(n)) < self._log_acceptance(log_ratio)
-        old_bits = self.states[np.arange(n), idx]
-        proposed_log_prob = self.log_p + log_ratio
-        self._apply_flips(idx, accepted, log_ratio)
-        return self._single_flip_record(idx, old_bits, accepted, proposed_log_prob)
+        accepted = np.empty(n, dtype=bool)
+        proposed_values = np.empty((n, 1), dtype=np.uint8)
+        proposed_log_prob = np.empty(n)
+        single_flips(self.states, self.log_p, idx, log_ratio, self.rng.random(n), CODES[self.acceptance], accepted,
+                     proposed_values, proposed_log_prob)
+        return dict(accepted=accepted, proposed_sites=idx[:, None], proposed_values=proposed_values,
+                    proposed_log_prob=proposed_log_prob)
 
     def transition_row(self, x):
         sites = self._candidate_sites()
         batch = np.repeat(x[None, :], sites.size, axis=0)
         log_ratio = self.target.flip_log_ratio(batch, sites, self.target.log_prob(batch))
-        return self._with_stay(x, flip(batch, sites), np.exp(self._log_acceptance(log_ratio)) / sites.size)
+        acceptance = np.exp(log_g_array(log_ratio, CODES[self.acceptance]))
+        return self._with_stay(x, flip(batch, sites), acceptance / sites.size)
 
 
 class Metropolis(_SingleSiteFlip):
-    """Uniform single-bit-flip Metropolis–Hastings."""
+    """Uniform single-bit-flip Metropolis–Hastings: a(t) = min(1, t)."""
 
     registry_name = "metropolis"
-
-    def _log_acceptance(self, log_ratio):
-        return np.minimum(0.0, log_ratio)
+    acceptance = "min"
 
 
 class Gibbs(_SingleSiteFlip):
-    """Single-site Gibbs sampler, random or systematic scan."""
+    """Single-site Gibbs sampler, random or systematic scan: a(t) = t/(1+t)."""
 
     registry_name = "gibbs"
+    acceptance = "barker"
     scan = param.Selector(default="random", objects=["random", "systematic"],
                           doc="Random scan (a uniform site each step) or systematic scan (sites 0, 1, …, d−1 in turn).")
 
-    def _log_acceptance(self, log_ratio):
-        return log_expit(log_ratio)
+    def _sites(self, n):
+        if self.scan == "random":
+            return super()._sites(n)
+        return np.full(n, self.n_steps % self.target.dim)
 
     def _candidate_sites(self):
         if self.scan == "random":

@@ -5,7 +5,8 @@ for the argument types it meets and stores the machine code on disk (in
 ``__pycache__`` beside the source, or in ``NUMBA_CACHE_DIR``), so later
 processes load it instead of compiling. ``warm_up()`` calls each kernel with the
 argument types real runs use, by stepping the compiled samplers a few times on
-tiny targets: after it, no step of a run waits for the compiler.
+tiny targets and folding their records into a particle store: after it, no
+step of a run waits for the compiler.
 
 The dashboard's forkserver calls it once, so every worker forked from it starts
 with the kernels in memory; a process that has not warmed up (a notebook, an
@@ -22,6 +23,7 @@ import numpy as np
 import targets
 
 from . import make
+from .opad import ParticleStore
 
 _READY = False
 
@@ -55,8 +57,10 @@ def warm_up() -> float:
     for target in _warm_targets():
         for name, params in WARM_SAMPLERS:
             sampler = make(name, target, n_chains=2, seed=0, **params)
-            for record in (True, False):
-                sampler.step(record)
+            store = ParticleStore(target)  # the particle store's kernels, as OPAD tracking runs them
+            store.update(sampler.step(record=True))
+            store.flush()
+            sampler.step(record=False)
             if name == "locally_balanced":
                 sampler.transition_row(sampler.states[0])
     _READY = True
