@@ -89,6 +89,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import param
+from numba import njit, vectorize
 
 from targets.base import flip
 from targets.pairwise import PairwiseBinaryModel
@@ -97,7 +98,7 @@ from .adaptive import Adaptive
 from .base import acceptance_probability, metropolis_accept, sample_categorical
 from .fixed_distance import FixedDistanceSampler
 from .history import BoundedHistory
-from .sumtree import LogSumTree
+from .sumtree import LogSumTree, set_leaf
 from .walk_adaptation import HISTORY_COLUMNS, WalkAdaptation
 
 ORDERS = ("up_first", "down_first", "random")
@@ -109,14 +110,36 @@ def step_toward(t, k, toward_first):
     return (t <= k) == toward_first
 
 
+@vectorize(["boolean(uint8, uint8, boolean, boolean)"], cache=True)
 def allowed_bits(bits, reference_bits, toward, barred):
-    """The bits a step may flip (Eq. 2's sets): not barred, and differing from c (toward) or agreeing (away)."""
-    return ((bits != reference_bits) == toward) & ~barred
+    """The bits a step may flip (Eq. 2's sets): not barred, and differing from c (toward) or agreeing (away).
+
+    A ufunc (numpy broadcasting; also callable on scalars in compiled code).
+    """
+    return ((bits != reference_bits) == toward) and not barred
 
 
+@vectorize(["float64(float64, boolean, float64)"], cache=True)
 def masked_log_weights(delta, allowed, gamma):
-    """log of Eq. 2's unnormalised step probabilities: γ Δ_i on allowed bits, −∞ elsewhere."""
-    return np.where(allowed, gamma * delta, -np.inf)
+    """log of Eq. 2's unnormalised step probabilities: γ Δ_i on allowed bits, −∞ elsewhere (a ufunc)."""
+    return gamma * delta if allowed else -np.inf
+
+
+@njit(cache=True)
+def refresh_walk_leaves(log_leaves, sums, shift, bits, ratios, bars, reference, gamma, keys):
+    """Leaf i of both trees of chain c, for every key c·d + i: γ_c Δ_i where the step kind allows bit i, else −∞.
+
+    Row c is chain c's tree for steps toward the reference, row n + c its
+    tree for steps away (``_TreeWalks``); ``bits``, ``ratios``, ``bars`` are
+    the chains' flat views.
+    """
+    d, n = reference.size, gamma.size
+    for key in keys:
+        c = key // d
+        i = key - c * d
+        for kind in range(2):
+            allowed = allowed_bits(bits[key], reference[i], kind == 0, bars[key])
+            set_leaf(log_leaves, sums, shift, c + kind * n, i, masked_log_weights(ratios[key], allowed, gamma[c]))
 
 
 def log_normaliser(log_weights):
@@ -342,14 +365,12 @@ class _TreeWalks(_Walks):
 
     One ``LogSumTree`` holds both: row c is chain c's tree for steps toward c
     (leaves γ_c Δ_i on its allowed differing bits, −∞ elsewhere), row n + c
-    its tree for steps away (the allowed agreeing bits), so a single
-    ``set_leaves`` call refreshes both trees of every changed bit.
+    its tree for steps away (the allowed agreeing bits), so one compiled call
+    (``refresh_walk_leaves``) refreshes both trees of every changed bit.
     """
 
     def __init__(self, target, states, reference, gamma):
         super().__init__(target, states, reference, gamma)
-        n = states.shape[0]
-        self._tree_offsets = np.array([[0], [n]])
         self.trees = LogSumTree(self._all_leaves())
 
     def _all_leaves(self):
@@ -361,23 +382,18 @@ class _TreeWalks(_Walks):
         self.trees.rebuild(self._all_leaves())
 
     def refresh(self, keys):
-        if not keys.size:
-            return
-        chains = keys // self.dim
-        sites = keys - chains * self.dim
-        allowed = allowed_bits(self._bits[keys], self.reference[sites], _KINDS, self._bars[keys])
-        log_weights = masked_log_weights(self._ratios[keys], allowed, self.gamma[chains])
-        self.trees.set_leaves(chains + self._tree_offsets, sites, log_weights)
+        refresh_walk_leaves(*self.trees.arrays, self._bits, self._ratios, self._bars, self.reference, self.gamma,
+                            keys.astype(np.int64, copy=False))
 
     def _tree_rows(self, toward, rows):
         return rows + self.states.shape[0] * ~toward
 
     def log_z(self, toward, rows):
-        return self.trees.log_total[self._tree_rows(toward, rows)]
+        return self.trees.log_totals(self._tree_rows(toward, rows))
 
     def choose(self, toward, rows, rng):
         tree_rows = self._tree_rows(toward, rows)
-        return self.trees.sample(rng, tree_rows), self.trees.log_total[tree_rows]
+        return self.trees.sample(rng, tree_rows), self.trees.log_totals(tree_rows)
 
 
 class _DenseWalks(_Walks):

@@ -93,6 +93,15 @@ def log_total_of(sums, shift, r):
 
 
 @njit(cache=True)
+def log_totals_of(sums, shift, rows):
+    """log Σ_j w_j of each row in ``rows``."""
+    out = np.empty(rows.size)
+    for e in range(rows.size):
+        out[e] = log_total_of(sums, shift, rows[e])
+    return out
+
+
+@njit(cache=True)
 def set_leaf(log_leaves, sums, shift, r, j, log_weight):
     """Set leaf j of row r and recompute its ancestors (nothing if the value is unchanged)."""
     if log_leaves[r, j] == log_weight:
@@ -251,6 +260,10 @@ class LogSumTree:
         """log Σ_j w_j for every tree."""
         with np.errstate(divide="ignore"):
             return self.shift + np.log(self.sums[:, 1])
+
+    def log_totals(self, rows: np.ndarray) -> np.ndarray:
+        """log Σ_j w_j for the trees ``rows`` (int64)."""
+        return log_totals_of(self.sums, self.shift, rows)
 
     def leaves(self, rows: np.ndarray, sites: np.ndarray) -> np.ndarray:
         return self.log_leaves[rows, sites]
