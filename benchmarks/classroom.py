@@ -1355,7 +1355,7 @@ def main(argv: list[str] | None = None) -> None:
                "click_timeout": "a click without effect after this many seconds counts as failed",
                "click_phase_seconds": "the clicks of one N stop after this many seconds (bounds the run's time)",
                "chromium_nice": ("niceness of the benchmark's Chromium (0: as a user's browser; the workers "
-                                 "sample at idle priority)"),
+                                 "sample at niceness 19)"),
                "window_seconds": "how long each steps/s is measured (served, headless, before/after over budget)",
                "port": "the server's port on 127.0.0.1 (0: a free one)",
                "sample_seconds": "period of the memory samples",

@@ -25,9 +25,10 @@ own, so that a large snapshot never stalls the sampler.
 
 In a process of its own (``run_process``), the worker builds its first run
 and sends its first snapshot at the server's priority (a page loads as fast
-on a busy server as on an idle one), then samples at idle priority
-(``SCHED_IDLE``: it gets only CPU time that the server, the browsers and
-every build leave over, so a class of 30 never slows a click); it has a hard
+on a busy server as on an idle one), then samples at niceness 19 (the
+server, at 0, outweighs 68 such workers on a core, so a class of 30 hardly
+slows a click; the idle scheduling class would starve the workers whenever
+another program keeps the cores busy); it has a hard
 address-space limit of its start-up size plus the run budget (an allocation
 past it raises ``MemoryError``, which fails the run with a message, or ends
 only this process), and ends when it has heard nothing from its session for
@@ -60,21 +61,20 @@ from .snapshot import Display  # noqa: E402
 
 #: Longest wait for a command while nothing runs (seconds); bounds how late the idle check is.
 IDLE_POLL_SECONDS = 0.25
-#: Niceness of a sampling worker where the OS has no idle scheduling class.
+#: Niceness of a sampling worker: the lowest priority that still gets CPU when other programs keep every core busy
+#: (the idle scheduling class would starve it then).
 NICENESS = 19
 
 
-def sample_at_idle_priority() -> None:
-    """Put every thread of this process in the idle scheduling class (or at ``NICENESS`` without one).
+def sample_at_low_priority() -> None:
+    """Give every thread of this process the niceness ``NICENESS`` (on Linux a niceness is per thread).
 
     One way only: an unprivileged process cannot raise its priority again.
     """
-    if not hasattr(os, "SCHED_IDLE"):
-        os.nice(NICENESS - os.nice(0))
-        return
-    for thread in os.listdir("/proc/self/task"):
+    threads = os.listdir("/proc/self/task") if os.path.isdir("/proc/self/task") else ["0"]
+    for thread in threads:
         try:
-            os.sched_setscheduler(int(thread), os.SCHED_IDLE, os.sched_param(0))
+            os.setpriority(os.PRIO_PROCESS, int(thread), NICENESS)
         except (ProcessLookupError, PermissionError):
             pass  # a thread that just ended
 
@@ -231,11 +231,11 @@ def _virtual_memory_bytes() -> int:
 
 
 def run_process(connection, run_bytes: int, idle_seconds: float) -> None:
-    """Entry point of a worker process: hard memory limit, then ``serve`` (idle priority after the first snapshot)."""
+    """Entry point of a worker process: hard memory limit, then ``serve`` (low priority after the first snapshot)."""
     limit = _virtual_memory_bytes() + run_bytes
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     try:
-        serve(connection, idle_seconds, sample_at_idle_priority)
+        serve(connection, idle_seconds, sample_at_low_priority)
     except MemoryError:
         try:
             connection.send(("failed", f"the worker exceeded its memory limit ({format_bytes(run_bytes)} for a run)"))
