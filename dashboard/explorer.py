@@ -157,8 +157,9 @@ class Explorer(pn.viewable.Viewer):
     def _answer_soon(self, *events) -> None:
         """After a command, look for its answer sooner than the refresh period: a click shows its effect at once.
 
-        Flushes ``ANSWER_MS`` later, then ever less often while the client is
-        still ``awaiting`` (the refresh period of a busy server may be seconds).
+        Flushes ``ANSWER_MS`` later, then at doubling intervals (at most
+        ``CHASE_STEP_MS``) while the client is still ``awaiting``, for up to
+        ``CHASE_MS`` (the refresh period of a busy server may be seconds).
         """
         if self._document is not None and self._document.session_context is not None:
             self._document.add_timeout_callback(lambda: self._chase(ANSWER_MS, 0), ANSWER_MS)
@@ -168,7 +169,7 @@ class Explorer(pn.viewable.Viewer):
             return  # the session has ended
         self.flush()
         waited_ms += delay_ms
-        if self.client.awaiting and waited_ms < CHASE_MS and self._callback is not None:
+        if self.client.awaiting and waited_ms < CHASE_MS:
             delay_ms = min(2 * delay_ms, CHASE_STEP_MS)
             self._document.add_timeout_callback(lambda: self._chase(delay_ms, waited_ms), delay_ms)
 
