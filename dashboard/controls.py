@@ -263,7 +263,7 @@ class Controls(pn.viewable.Viewer):
         """Redraw the status line: at once when the phase changes, else at most every ``STATUS_SECONDS``
         (the explorer calls this at every flush, so the latest status is always shown soon)."""
         status = self.client.status
-        phase = ("compiling the samplers (first run after an install: up to a minute)…" if self.client.compiling
+        phase = ("compiling the samplers (once after an install or an edit: up to ~15 s)…" if self.client.compiling
                  else "building the run…" if self.client.building else status.phase)
         text = (f"<b>{phase}</b> · steps {status.n_steps:,} · evaluations {_si(status.n_evals)} · "
                 f"{_si(status.steps_per_second)} steps/s · acceptance {_si(status.acceptance)} · "

@@ -293,8 +293,9 @@ class ParticleStore:
         self._n += np.append(np.full(self.n_chains, samples.steps), samples.size)
         per_chain = samples.sum_log_p
         self._sum_log_p += np.append(per_chain, per_chain.sum())
-        self._add_samples(samples.rows, particles[:n_runs], samples.log_p, samples.lengths)
-        self._add_proposals(scored_rows, particles[n_runs:], scored_log_p)
+        _fold_samples(self._counts, self._proposed, samples.rows, particles[:n_runs], samples.lengths, samples.log_p,
+                      self._sum_xlogx, self._mass_visited, self._mass_plus)
+        _fold_proposals(self._counts, self._proposed, scored_rows, particles[n_runs:], scored_log_p, self._mass_plus)
 
     def _neighbours(self, pending: list[StepRecord]):
         """(chain, state, log p̃) of the single-flip neighbours each record scored around a state new to its chain.
@@ -323,13 +324,6 @@ class ParticleStore:
         neighbours = np.repeat(centres, d, axis=0)
         neighbours[np.arange(neighbours.shape[0]), np.tile(np.arange(d), chains.size)] ^= 1
         return np.repeat(chains, d), neighbours, (centre_log_p[:, None] + ratios).ravel()
-
-    def _add_samples(self, rows, particles, log_p, lengths) -> None:
-        _fold_samples(self._counts, self._proposed, rows, particles, lengths, log_p, self._sum_xlogx,
-                      self._mass_visited, self._mass_plus)
-
-    def _add_proposals(self, rows, particles, log_p) -> None:
-        _fold_proposals(self._counts, self._proposed, rows, particles, log_p, self._mass_plus)
 
     # -- reading ------------------------------------------------------------------------------------
     def _row(self, chain: int | None) -> int:

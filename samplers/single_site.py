@@ -26,15 +26,15 @@ from .base import Sampler
 
 
 @njit(cache=True)
-def single_flips(states, log_p, idx, log_ratio, uniforms, code, accepted, proposed_values, proposed_log_prob):
+def single_flips(states, log_p, idx, log_ratio, uniforms, code, accepted, old_bits, proposed_log_prob):
     """Flip bit idx[c] of chain c with probability a(t_c) = g(t_c), g the balancing function ``code``; in place.
 
-    Fills the step's record: ``accepted``, the proposed bit ``proposed_values[c, 0]``
-    and log p̃ of the proposal.
+    Fills what the step's record needs: ``accepted``, the bits before the step
+    and log p̃ of the proposals.
     """
     for c in range(states.shape[0]):
         i = idx[c]
-        proposed_values[c, 0] = 1 - states[c, i]
+        old_bits[c] = states[c, i]
         proposed_log_prob[c] = log_p[c] + log_ratio[c]
         accepted[c] = np.log(uniforms[c]) < log_g_scalar(code, log_ratio[c], NO_TABLE, NO_TABLE)
         if accepted[c]:
@@ -60,13 +60,10 @@ class _SingleSiteFlip(Sampler):
         n = self.states.shape[0]
         idx = self._sites(n)
         log_ratio = self.target.flip_log_ratio(self.states, idx, self.log_p)
-        accepted = np.empty(n, dtype=bool)
-        proposed_values = np.empty((n, 1), dtype=np.uint8)
-        proposed_log_prob = np.empty(n)
+        accepted, old_bits, proposed_log_prob = np.empty(n, dtype=bool), np.empty(n, dtype=np.uint8), np.empty(n)
         single_flips(self.states, self.log_p, idx, log_ratio, self.rng.random(n), CODES[self.acceptance], accepted,
-                     proposed_values, proposed_log_prob)
-        return dict(accepted=accepted, proposed_sites=idx[:, None], proposed_values=proposed_values,
-                    proposed_log_prob=proposed_log_prob)
+                     old_bits, proposed_log_prob)
+        return self._single_flip_record(idx, old_bits, accepted, proposed_log_prob)
 
     def transition_row(self, x):
         sites = self._candidate_sites()

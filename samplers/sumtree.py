@@ -258,8 +258,7 @@ class LogSumTree:
     @property
     def log_total(self) -> np.ndarray:
         """log Σ_j w_j for every tree."""
-        with np.errstate(divide="ignore"):
-            return self.shift + np.log(self.sums[:, 1])
+        return self.log_totals(np.arange(self.sums.shape[0]))
 
     def log_totals(self, rows: np.ndarray) -> np.ndarray:
         """log Σ_j w_j for the trees ``rows`` (int64)."""

@@ -83,9 +83,9 @@ class Engine:
         self._context = None if in_process else multiprocessing.get_context("forkserver")
         if self._context is not None:
             self._context.set_forkserver_preload(PRELOAD)
-            # Start the forkserver (it imports the samplers and compiles their kernels once, a few seconds;
-            # up to a minute right after an install, with no compiled kernels on disk) now, beside the server,
-            # rather than in the first session's request.
+            # Start the forkserver (it imports the samplers and loads their compiled kernels once, a few
+            # seconds; longer if a kernel must be compiled, after an edit) now, beside the server, rather than
+            # in the first session's request.
             threading.Thread(target=multiprocessing.forkserver.ensure_running, name="forkserver-start",
                              daemon=True).start()
 

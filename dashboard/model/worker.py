@@ -25,13 +25,13 @@ own, so that a large snapshot never stalls the sampler.
 
 In a process of its own (``run_process``), the worker builds its first run
 and sends its first snapshot at the server's priority (a page loads as fast
-on a busy server as on an idle one), then samples at niceness 19 (the
+on a busy server as on an idle one), then samples at niceness 19: the
 server, at 0, outweighs 68 such workers on a core, so a class of 30 hardly
-slows a click; the idle scheduling class would starve the workers whenever
-another program keeps the cores busy); it has a hard
-address-space limit of its start-up size plus the run budget (an allocation
-past it raises ``MemoryError``, which fails the run with a message, or ends
-only this process), and ends when it has heard nothing from its session for
+slows a click (the idle scheduling class would starve the workers whenever
+another program keeps the cores busy). It has a hard address-space limit of
+its start-up size plus the run budget (an allocation past it raises
+``MemoryError``, which fails the run with a message, or ends only this
+process), and ends when it has heard nothing from its session for
 ``idle_seconds``.
 """
 
