@@ -32,7 +32,8 @@ Learned functions (torch modules with parameters θ, ``PARAMETRIZATIONS``):
 For every θ these are positive and finite for 0 < t < ∞ (log g is a
 log-sum of finite terms) and balancing by construction.
 
-Tabulation (``BalancingTable``). A sampler needs log g_θ at every flip ratio of
+Tabulation (``BalancingTable``; every learned g but LSB1's, which is used
+exactly — see below). A sampler needs log g_θ at every flip ratio of
 every chain at every learning step — 27,000 values for 30 chains on a 30×30
 lattice. Rather than run the network on all of them, we evaluate it once per
 knot of a fixed symmetric grid u_k = kΔ (Δ = 1/8, |u_k| ≤ 64) and interpolate
@@ -51,11 +52,19 @@ interpolation error, at most Δ²/8·max|∂²log g/∂u²| (≤ 5·10⁻⁴ for
 functions' smooth parts). Cost: one network pass over 513 knots per learning
 step, whatever the number of chains and sites.
 
+LSB1 exactly (``MixtureWeights``). g = Σ_i w_i g_i costs one exponential per
+ratio written at v = −|log t| (``mixture_log_g``), and its normaliser is
+linear in the components' normalisers, which a learning sampler keeps in
+sum-trees (``samplers.lsb_learning``); so LSB1 is never tabulated.
+
 Compiled kernels. ``log_g_scalar(code, u, values, slopes)`` (numba) is the one
 definition of every g above that a sampler uses: code 0–3 the fixed functions
-(``CODES``), code 4 (``TABLE``) a table's interpolation. Compiled samplers call
-it per ratio; ``BALANCING``, ``BalancingTable.log_g`` and ``KnotPositions``
-apply the same scalar functions elementwise for numpy callers.
+(``CODES``), code 4 (``TABLE``) a table's interpolation, code 5 (``MIXTURE``)
+LSB1's mixture; ``add_log_g_gradient`` is its derivative in ``values`` (the
+knots, or the weights), from which a learner's gradient is built. Both are
+inlined into their callers (a call per ratio would cost more than the
+arithmetic). Compiled samplers call them per ratio; ``BALANCING`` and
+``CompiledBalancing.log_g`` apply ``log_g_scalar`` elementwise for numpy callers.
 """
 
 from __future__ import annotations
@@ -69,9 +78,10 @@ from numba import njit
 LogBalancing = Callable[[np.ndarray], np.ndarray]
 
 # -- compiled scalar kernels (the only definitions; numpy callers get them through ``log_g_array``) ----------
-#: Codes of the balancing functions in compiled kernels: the four fixed ones, then a tabulated g.
+#: Codes of the balancing functions in compiled kernels: the four fixed ones, a tabulated g, a mixture.
 CODES = {"barker": 0, "sqrt": 1, "min": 2, "max": 3}
 TABLE = 4
+MIXTURE = 5
 KNOT_SPACING = 1.0 / 8.0
 KNOT_SPAN = 64.0
 #: Knots u ≥ 0 where the network is evaluated; the negative half is mirrored.
@@ -99,18 +109,68 @@ def interpolate(values, slopes, segment, weight, excess):
 
 
 @njit(cache=True)
-def log_g_scalar(code, u, values, slopes):
-    """log g(t) at u = log t for balancing function ``code`` (``CODES`` or ``TABLE`` with ``values``, ``slopes``)."""
+def fixed_log_g(code, u):
+    """log g(t) at u = log t for the fixed function ``code`` (0–3, ``CODES``)."""
     if code == 0:  # barker: log σ(u), written to stay finite for every u
         return -np.log1p(np.exp(-u)) if u >= 0 else u - np.log1p(np.exp(u))
     if code == 1:
         return 0.5 * u
     if code == 2:
         return min(0.0, u)
-    if code == 3:
-        return max(0.0, u)
+    return max(0.0, u)
+
+
+@njit(cache=True, inline="always")
+def mixture_components(u):
+    """g_i(t)/g_i(t)'s balancing factor for the four fixed functions in ``CODES`` order, at v = −|u| ≤ 0:
+    with a = e^(v/2), (σ(v), √, min, max) = (a²/(1 + a²), a, a², 1); g_i(t) = that × e^max(u, 0)."""
+    a = np.exp(-0.5 * abs(u))
+    squared = a * a
+    return squared / (1.0 + squared), a, squared, 1.0
+
+
+@njit(cache=True, inline="always")
+def mixture_log_g(u, weights):
+    """log Σ_i w_i g_i(t) over the four fixed functions (``weights`` w in ``CODES`` order), at u = log t.
+
+    Each g_i(t) = e^max(u, 0)·g_i(e^−|u|) (balancing), and at v = −|u| every
+    component lies in [0, 1] (``mixture_components``): one exponential and no
+    overflow for any u.
+    """
+    barker, root, low, high = mixture_components(u)
+    return np.log(weights[0] * barker + weights[1] * root + weights[2] * low + weights[3] * high) + max(u, 0.0)
+
+
+@njit(cache=True, inline="always")
+def log_g_scalar(code, u, values, slopes):
+    """log g(t) at u = log t for balancing function ``code``: ``CODES``, ``TABLE`` (knot ``values``, ``slopes``)
+    or ``MIXTURE`` (``values`` = the mixture weights)."""
+    if code < TABLE:
+        return fixed_log_g(code, u)
+    if code == MIXTURE:
+        return mixture_log_g(u, values)
     segment, weight, excess = knot_position(u)
     return interpolate(values, slopes, segment, weight, excess)
+
+
+@njit(cache=True, inline="always")
+def add_log_g_gradient(code, u, values, slopes, coefficient, out):
+    """out += coefficient · ∂ log g(t)/∂ values at u = log t (nothing for a fixed function).
+
+    ``TABLE``: log g is linear in the knot values, (1 − w)·G[k] + w·G[k+1]
+    (``knot_position``). ``MIXTURE``: ∂ log g/∂w_i = g_i(t)/g(t).
+    """
+    if code == TABLE:
+        segment, weight, _ = knot_position(u)
+        out[segment] += coefficient * (1.0 - weight)
+        out[segment + 1] += coefficient * weight
+    elif code == MIXTURE:
+        barker, root, low, high = mixture_components(u)
+        scale = coefficient / (values[0] * barker + values[1] * root + values[2] * low + values[3] * high)
+        out[0] += scale * barker
+        out[1] += scale * root
+        out[2] += scale * low
+        out[3] += scale * high
 
 
 @njit(cache=True)
@@ -159,111 +219,102 @@ def mirror_half(half: np.ndarray | torch.Tensor, half_knots) -> np.ndarray | tor
     return np.concatenate([negative[::-1], half])
 
 
-@njit(cache=True)
-def _knot_positions_flat(log_t, segment, weight, excess):
-    for e in range(log_t.size):
-        segment[e], weight[e], excess[e] = knot_position(log_t[e])
-
-
-@njit(cache=True)
-def _interpolate_flat(values, slopes, segment, weight, excess):
-    out = np.empty(segment.size)
-    for e in range(segment.size):
-        out[e] = interpolate(values, slopes, segment[e], weight[e], excess[e])
-    return out
-
-
 def _no_nan(log_t: np.ndarray) -> np.ndarray:
     if np.isnan(log_t).any():
         raise ValueError("a flip log-ratio is NaN: the target returned an invalid log p̃")
     return log_t
 
 
-class KnotPositions:
-    """Where log-ratios fall on the knot grid (``knot_position`` elementwise).
+class CompiledBalancing:
+    """A balancing function as compiled kernels take it: ``arguments`` = (code, values, slopes).
 
-    log g(u) = (1 − w)·G[k] + w·G[k+1] + excess with ``segment`` k, ``weight``
-    w ∈ [0, 1] and ``excess`` = max(0, u − 64) (the t·g(1/t) continuation).
+    Immutable (read-only arrays, so compiled kernels have one specialisation
+    for every kind); a learning sampler swaps in a new one after each update,
+    so a reader (the dashboard thread) always sees one consistent function.
     """
 
-    __slots__ = ("segment", "weight", "excess")
+    def __init__(self, code: int, values: np.ndarray = NO_TABLE, slopes: np.ndarray = NO_TABLE):
+        self.code = code
+        self.values, self.slopes = values, slopes
+        for array in (values, slopes):
+            array.setflags(write=False)
 
-    def __init__(self, log_t: np.ndarray | None):
-        if log_t is None:
-            return
-        log_t = _no_nan(np.asarray(log_t, dtype=np.float64))
-        self.segment = np.empty(log_t.shape, dtype=np.intp)
-        self.weight = np.empty(log_t.shape)
-        self.excess = np.empty(log_t.shape)
-        _knot_positions_flat(log_t.ravel(), self.segment.reshape(-1), self.weight.reshape(-1),
-                             self.excess.reshape(-1))
+    @property
+    def arguments(self) -> tuple[int, np.ndarray, np.ndarray]:
+        return self.code, self.values, self.slopes
 
-    def copy(self) -> "KnotPositions":
-        out = KnotPositions(None)
-        out.segment, out.weight, out.excess = self.segment.copy(), self.weight.copy(), self.excess.copy()
-        return out
-
-    def assign(self, index, other: "KnotPositions") -> None:
-        """Overwrite the entries at ``index`` with ``other``'s."""
-        self.segment[index], self.weight[index], self.excess[index] = other.segment, other.weight, other.excess
+    def log_g(self, log_t: np.ndarray) -> np.ndarray:
+        """log g(t), elementwise (``log_g_scalar``)."""
+        return log_g_array(_no_nan(np.asarray(log_t, dtype=np.float64)), *self.arguments)
 
 
-class BalancingTable:
-    """A balancing function tabulated at ``KNOTS``: log g linear in log t between knots.
-
-    Immutable; a learning sampler swaps in a new table after each update, so a
-    reader (the dashboard thread) always sees one consistent function.
-    """
-
-    code = TABLE
+class BalancingTable(CompiledBalancing):
+    """A balancing function tabulated at ``KNOTS``: log g linear in log t between knots."""
 
     def __init__(self, knot_values: np.ndarray):
-        self.values = np.array(knot_values, dtype=np.float64)
-        if self.values.shape != KNOTS.shape or not np.all(np.isfinite(self.values)):
+        values = np.array(knot_values, dtype=np.float64)
+        if values.shape != KNOTS.shape or not np.all(np.isfinite(values)):
             raise ValueError("a balancing table needs finite log g at every knot")
-        self.slopes = np.diff(self.values)
-        self.values.setflags(write=False)
-        self.slopes.setflags(write=False)
+        super().__init__(TABLE, values, np.diff(values))
 
     @classmethod
     def of(cls, log_g: LogBalancing) -> "BalancingTable":
         """Tabulate a fixed balancing function (mirroring its u ≥ 0 half)."""
         return cls(mirror_half(log_g(HALF_KNOTS), HALF_KNOTS))
 
-    def at(self, positions: KnotPositions) -> np.ndarray:
-        """log g at precomputed knot positions (``interpolate`` elementwise)."""
-        p = positions
-        return _interpolate_flat(self.values, self.slopes, p.segment.ravel(), p.weight.ravel(),
-                                 p.excess.ravel()).reshape(p.segment.shape)
 
-    def log_g(self, log_t: np.ndarray) -> np.ndarray:
-        """log g(t), elementwise (``log_g_scalar`` with this table)."""
-        return log_g_array(_no_nan(np.asarray(log_t, dtype=np.float64)), TABLE, self.values, self.slopes)
+class MixtureWeights(CompiledBalancing):
+    """LSB1's g = Σ_i w_i g_i over the four fixed functions, exactly (``mixture_log_g``), from the weights w."""
+
+    def __init__(self, weights: np.ndarray):
+        values = np.array(weights, dtype=np.float64)
+        if values.shape != (len(CODES),) or not np.all(np.isfinite(values)) or not np.all(values >= 0) \
+                or not values.sum() > 0:
+            raise ValueError(f"a mixture needs {len(CODES)} finite non-negative weights, not all zero")
+        super().__init__(MIXTURE, values)
 
 
 # -- learned parametrisations --------------------------------------------------------------------
 class LearnedBalancing(torch.nn.Module):
-    """A balancing function g_θ with parameters θ; ``log_g`` is exact for any log t."""
+    """A balancing function g_θ with parameters θ; ``log_g`` is exact for any log t.
+
+    Samplers use it through ``compiled_parameters``: a differentiable vector v(θ)
+    that, with a code, is a ``CompiledBalancing``. A learner computes ∂L/∂v in
+    compiled code and back-propagates it into θ through v(θ) alone. By default v
+    is log g_θ at ``KNOTS`` (a ``BalancingTable``).
+    """
+
+    code = TABLE
 
     def log_g(self, log_t: torch.Tensor) -> torch.Tensor:
         raise TypeError(f"{type(self).__name__} must implement log_g")
 
-    def knot_values(self) -> torch.Tensor:
-        """log g_θ at ``KNOTS`` (differentiable in θ), balancing exactly by mirroring."""
+    def compiled_parameters(self) -> torch.Tensor:
+        """v(θ) for ``code``: here log g_θ at ``KNOTS``, balancing exactly by mirroring (differentiable in θ)."""
         half = torch.as_tensor(HALF_KNOTS)
         return mirror_half(self.log_g(half), half)
 
-    def table(self) -> BalancingTable:
+    def compiled(self) -> CompiledBalancing:
+        """The function as compiled kernels use it (``BalancingTable`` by default)."""
         with torch.no_grad():
-            return BalancingTable(self.knot_values().numpy())
+            return self.compiled_from(self.compiled_parameters().numpy())
+
+    def compiled_from(self, values: np.ndarray) -> CompiledBalancing:
+        return BalancingTable(values)
+
+    def set_gradient(self, values: torch.Tensor, grad_values: np.ndarray) -> None:
+        """Set θ.grad to ∂L/∂θ from ∂L/∂v, back-propagated through ``values`` = v(θ) (``compiled_parameters``)."""
+        for parameter in self.parameters():
+            parameter.grad = None
+        values.backward(torch.as_tensor(grad_values))
 
     def describe(self) -> dict[str, float]:
         """Named scalars worth tracing while learning (LSB1: its weights)."""
         return {}
 
-    def saved_floats_per_knot(self) -> int:
-        """Floats the autograd graph of ``knot_values`` keeps per knot u ≥ 0 (its intermediate arrays' widths)."""
-        raise TypeError(f"{type(self).__name__} must implement saved_floats_per_knot")
+    def graph_floats(self) -> int:
+        """Floats the autograd graph of ``compiled_parameters`` keeps (its intermediate arrays)."""
+        raise TypeError(f"{type(self).__name__} must implement graph_floats")
 
 
 def _uniform(shape, bound: float, generator: torch.Generator) -> torch.nn.Parameter:
@@ -272,7 +323,14 @@ def _uniform(shape, bound: float, generator: torch.Generator) -> torch.nn.Parame
 
 
 class MixtureBalancing(LearnedBalancing):
-    """LSB1: g_θ = Σ_i softmax(θ)_i g_i over the four fixed functions (Proposition 3.1)."""
+    """LSB1: g_θ = Σ_i softmax(θ)_i g_i over the four fixed functions (Proposition 3.1), used exactly.
+
+    Its compiled form is ``MixtureWeights`` with v(θ) = w = softmax(θ), so
+    Z_θ(x) = Σ_i w_i Z_i(x) splits into the four fixed functions' normalisers,
+    which a sampler can keep in sum-trees (``samplers.lsb_learning``).
+    """
+
+    code = MIXTURE
 
     def __init__(self, seed: int = 0):
         super().__init__()
@@ -286,13 +344,25 @@ class MixtureBalancing(LearnedBalancing):
         components = np.stack([f(log_t.detach().numpy()) for f in BALANCING.values()], axis=-1)
         return torch.logsumexp(self.log_weights() + torch.as_tensor(components), dim=-1)
 
+    def compiled_parameters(self):
+        return torch.softmax(self.theta, dim=0)
+
+    def compiled_from(self, values):
+        return MixtureWeights(values)
+
+    def set_gradient(self, values, grad_values):
+        """In closed form: v = w = softmax(θ), so ∂L/∂θ_k = w_k·(∂L/∂w_k − Σ_i w_i ∂L/∂w_i) (no autograd pass,
+        which costs more than a whole learning step's arithmetic; the tests check it against autograd)."""
+        weights = values.detach().numpy()
+        self.theta.grad = torch.as_tensor(weights * (grad_values - weights @ grad_values))
+
     def describe(self):
         weights = self.log_weights().detach().exp().numpy()
         return {f"w_{name}": float(w) for name, w in zip(self.names, weights)}
 
-    def saved_floats_per_knot(self):
-        """The components and the logsumexp's input, one of each per fixed function."""
-        return 2 * len(self.names)
+    def graph_floats(self):
+        """softmax keeps its output."""
+        return len(self.names)
 
 
 class NeuralBalancing(LearnedBalancing):
@@ -313,9 +383,10 @@ class NeuralBalancing(LearnedBalancing):
     def log_g(self, log_t):
         return torch.logaddexp(self.log_h(log_t), log_t + self.log_h(-log_t)) - np.log(2.0)
 
-    def saved_floats_per_knot(self):
-        """The hidden layer before and after tanh, per unit, and a few per-knot scalars (h at ±u, logaddexp)."""
-        return 2 * self.w1.numel() + 6
+    def graph_floats(self):
+        """Per knot u ≥ 0: the hidden layer before and after tanh, per unit, and a few scalars (h at ±u,
+        logaddexp)."""
+        return HALF_KNOTS.size * (2 * self.w1.numel() + 6)
 
 
 class MonotoneBalancing(NeuralBalancing):
@@ -335,10 +406,11 @@ class MonotoneBalancing(NeuralBalancing):
             return log_h
         return log_h + torch.nn.functional.logsigmoid(log_t)
 
-    def saved_floats_per_knot(self):
-        """The blocks × units products and sums, the per-block minima and their indices, and per-knot scalars."""
+    def graph_floats(self):
+        """Per knot u ≥ 0: the blocks × units products and sums, the per-block minima and their indices, and a
+        few scalars."""
         units = self.log_slopes.numel()
-        return 2 * units + 2 * self.log_slopes.shape[0] + 12
+        return HALF_KNOTS.size * (2 * units + 2 * self.log_slopes.shape[0] + 12)
 
 
 PARAMETRIZATIONS = {"lsb1": MixtureBalancing, "lsb2": NeuralBalancing, "monotone": MonotoneBalancing}

@@ -12,7 +12,7 @@ with Q₁ = π·Uniform + (1−π)·δ(x − x̂) (x̂ the chain's last accepted
 π = 1e-8) and Q₂ = Q_θ₀(·|x), the proposal at the parameters θ₀ of the
 previous step, detached (Algorithm 1).
 
-The estimator implemented (``mutual_information_bound``), on a batch of N
+The estimator implemented (``bound_terms`` per chain), on a batch of N
 chains, one x, one x' ~ Q_θ₀(·|x) (the move the chain is about to try) and one
 x* per chain:
 
@@ -52,128 +52,76 @@ With probability π a chain's x is drawn uniformly instead (Q₁'s uniform part)
 the chain itself stays put for that step (a mixture with the identity kernel
 leaves p invariant) and its learning term is computed at the uniform state.
 
-Gradients come from torch autograd; the only custom piece is ``_LogPartition``:
-log Z_θ(x) = log Σ_j g_θ(t_j) with log g_θ tabulated on knots
-(``balancing.BalancingTable``) is linear in the knot values inside the
-logsumexp, so its backward pass is a softmax-weighted histogram over the knots
-(numpy ``bincount``) instead of d network evaluations per chain.
+Gradients. Each chain's term depends on g_θ only through seven numbers: log g_θ
+at the four picked ratios (t_j(x), t_j(x'), t_k(x), t_k(x*)) and the three
+normalisers log Z_θ(x), log Z_θ(x'), log Z_θ(x*). ``bound_terms`` gives the term
+and its partial derivatives in those numbers (and in log η) in closed form;
+the sampler's compiled kernels (``samplers.lsb_learning``) chain them into
+∂L̂/∂v, v(θ) being the vector a compiled balancing function is made of (knot
+values, or LSB1's log-weights, ``balancing.LearnedBalancing.compiled_parameters``),
+and torch back-propagates ∂L̂/∂v through v(θ) alone. So no tensor work grows
+with d or with the number of chains; the tests check the result against
+plain autograd of Eq. 5.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import torch
+from numba import njit
 
-from .balancing import HALF_KNOTS, KNOTS, BalancingTable, KnotPositions, LearnedBalancing
-from .base import sample_weighted
+from .balancing import KNOTS, LearnedBalancing
 from .history import BoundedHistory
 
+#: The order of ``bound_terms``'s partial derivatives.
+PARTIALS = ("forward", "reverse", "log_z_state", "log_z_proposal", "probe_forward", "probe_reverse", "log_z_probe",
+            "log_eta")
 
-class FlipProposal:
-    """Q_θ₀(x^(j)|x) for a batch: log g at every flip ratio, log Z and the probabilities.
 
-    With ``parent`` and ``sites`` (``(n, k)``), the proposal at states whose
-    flip ratios differ from the parent's only at ``sites`` (1 + deg after a
-    flip on a sparse model) recomputes those entries alone.
+@njit(cache=True)
+def bound_terms(forward, reverse, log_z_state, log_z_proposal, probe_forward, probe_reverse, log_z_probe, log_t,
+                log_t_probe, log_eta, partials):
+    """One chain's term of L̂ (module docstring) and, in ``partials`` (``PARTIALS`` order), its derivatives.
+
+    forward = log g(t_j(x)), reverse = log g(t_j(x')), probe_forward = log g(t_k(x)),
+    probe_reverse = log g(t_k(x*)); log Q(x'|x) = forward − log Z(x) and so on. With
+    a = log t + log Q(x|x') − log Q(x'|x), log A = min(0, a) and r = 1 in value:
+
+        T = A·(log A + log Q(x'|x) − log t),   dT = A·(log A + log Q(x'|x) − log t + 1)·(d log Q(x'|x) + d log A),
+
+    and with R = 1 − A*·Q(x*|x), S = R·(ηR − log η − 1), dS = (2ηR − log η − 1)·dR.
+    A clamp passes its gradient where a ≤ 0 (as torch's ``clamp`` does).
     """
-
-    def __init__(self, table: BalancingTable, log_ratios: np.ndarray, *, parent: "FlipProposal | None" = None,
-                 sites: np.ndarray | None = None):
-        if parent is None or sites is None:
-            self.positions = KnotPositions(log_ratios)
-            log_g = table.at(self.positions)
-        else:
-            rows = np.arange(sites.shape[0])[:, None]
-            patch = KnotPositions(log_ratios[rows, sites])
-            self.positions = parent.positions.copy()
-            self.positions.assign((rows, sites), patch)
-            log_g = parent.log_g.copy()
-            log_g[rows, sites] = table.at(patch)
-        self.log_g = log_g
-        shift = log_g.max(axis=1, keepdims=True)
-        unnormalised = np.exp(log_g - shift)
-        total = unnormalised.sum(axis=1, keepdims=True)
-        self.probs = unnormalised / total
-        self.log_z = (shift + np.log(total))[:, 0]
-
-    def sample(self, rng: np.random.Generator) -> np.ndarray:
-        return sample_weighted(self.probs, rng)
-
-    def log_q_at(self, idx: np.ndarray) -> np.ndarray:
-        rows = np.arange(idx.size)
-        return self.log_g[rows, idx] - self.log_z
-
-    def knot_histogram(self, row_weights: np.ndarray) -> np.ndarray:
-        """Σ_i row_weights_i · ∂ log Z(x_i)/∂G, a vector over the knots."""
-        weights = (row_weights[:, None] * self.probs).ravel()
-        k, w = self.positions.segment.ravel(), self.positions.weight.ravel()
-        upper = weights * w
-        return (np.bincount(k, weights - upper, minlength=KNOTS.size)
-                + np.bincount(k + 1, upper, minlength=KNOTS.size))
-
-
-class _LogPartitions(torch.autograd.Function):
-    """log Z_θ(x) = log Σ_j g_θ(t_j) for each proposal's batch, ``(m, N)``, differentiable in the knots G."""
-
-    @staticmethod
-    def forward(ctx, knot_values, proposals: tuple[FlipProposal, ...]):
-        ctx.proposals = proposals
-        return torch.as_tensor(np.stack([proposal.log_z for proposal in proposals]))
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        grads = grad_output.numpy()
-        histogram = sum(proposal.knot_histogram(g) for proposal, g in zip(ctx.proposals, grads))
-        return torch.as_tensor(histogram), None
-
-
-def _selected_log_g(knot_values: torch.Tensor, picks: list[tuple[FlipProposal, np.ndarray]]) -> torch.Tensor:
-    """log g_θ(t_idx) for each (proposal, idx) pick, ``(m, N)``, differentiable in the knots."""
-    rows = np.arange(picks[0][1].size)
-    segment, weight, excess = (np.stack([getattr(proposal.positions, name)[rows, idx] for proposal, idx in picks])
-                               for name in ("segment", "weight", "excess"))
-    k, w = torch.as_tensor(segment), torch.as_tensor(weight)
-    return torch.lerp(knot_values[k], knot_values[k + 1], w) + torch.as_tensor(excess)
-
-
-@dataclass(frozen=True)
-class LearningBatch:
-    """One learning sample per chain: x, x' = x^(j) ~ Q_θ₀(·|x), x* = x^(k) with k uniform."""
-
-    at_state: FlipProposal
-    at_proposal: FlipProposal
-    at_probe: FlipProposal
-    proposed: np.ndarray
-    probe: np.ndarray
-    log_t_proposed: np.ndarray
-    log_t_probe: np.ndarray
-
-
-def mutual_information_bound(knot_values: torch.Tensor, log_eta: torch.Tensor, batch: LearningBatch) -> torch.Tensor:
-    """L̂, the case-(b) estimate of Eq. 5 described in the module docstring."""
-    log_z_state, log_z_proposal, log_z_probe = _LogPartitions.apply(
-        knot_values, (batch.at_state, batch.at_proposal, batch.at_probe))
-    forward, reverse, probe_forward, probe_reverse = _selected_log_g(knot_values, [
-        (batch.at_state, batch.proposed), (batch.at_proposal, batch.proposed),
-        (batch.at_state, batch.probe), (batch.at_probe, batch.probe)])
-    log_t, log_t_probe = torch.as_tensor(batch.log_t_proposed), torch.as_tensor(batch.log_t_probe)
-
     log_q_forward = forward - log_z_state
-    log_a = torch.clamp(log_t + reverse - log_z_proposal - log_q_forward, max=0.0)
-    log_r = log_q_forward - torch.as_tensor(batch.at_state.log_q_at(batch.proposed))
-    transition = torch.exp(log_r + log_a) * (log_a + log_q_forward - log_t)
+    a = log_t + reverse - log_z_proposal - log_q_forward
+    log_a = min(0.0, a)
+    open_a = 1.0 if a <= 0.0 else 0.0
+    accept = np.exp(log_a)
+    transition = accept * (log_a + log_q_forward - log_t)
+    c_t = accept * (log_a + log_q_forward - log_t + 1.0)
 
     log_q_probe = probe_forward - log_z_state
-    log_a_probe = torch.clamp(log_t_probe + probe_reverse - log_z_probe - log_q_probe, max=0.0)
-    rejection = -torch.expm1(log_a_probe + log_q_probe)
-    stay = rejection * (torch.exp(log_eta) * rejection - log_eta - 1.0)
-    return (transition + stay).mean()
+    b = log_t_probe + probe_reverse - log_z_probe - log_q_probe
+    log_a_probe = min(0.0, b)
+    open_b = 1.0 if b <= 0.0 else 0.0
+    rejection = -np.expm1(log_a_probe + log_q_probe)
+    eta = np.exp(log_eta)
+    stay = rejection * (eta * rejection - log_eta - 1.0)
+    c_s = -(2.0 * eta * rejection - log_eta - 1.0) * np.exp(log_a_probe + log_q_probe)
+
+    partials[0] = c_t * (1.0 - open_a)
+    partials[1] = c_t * open_a
+    partials[2] = -c_t * (1.0 - open_a) - c_s * (1.0 - open_b)
+    partials[3] = -c_t * open_a
+    partials[4] = c_s * (1.0 - open_b)
+    partials[5] = c_s * open_b
+    partials[6] = -c_s * open_b
+    partials[7] = rejection * (eta * rejection - 1.0)
+    return transition + stay
 
 
 class BalancingLearner:
-    """Holds g_θ and η, takes one optimiser step on L̂ per ``update`` and re-tabulates g_θ."""
+    """Holds g_θ and η, takes one optimiser step per ``update`` and recompiles g_θ (``kernel``)."""
 
     def __init__(self, function: LearnedBalancing, optimizer: str = "sgd", learning_rate: float = 1e-2,
                  momentum: float = 0.9):
@@ -195,37 +143,36 @@ class BalancingLearner:
     def estimated_bytes(function: LearnedBalancing) -> int:
         """Bytes a learner of ``function`` holds (float64 throughout).
 
-        Its history (``BoundedHistory``, allocated in full), the table (knot
-        values and slopes) and the knot values it keeps, the autograd graph of
-        those (``saved_floats_per_knot`` per knot u ≥ 0), and θ and η with
-        their gradients and up to two optimiser moments (Adam; SGD keeps one).
+        Its history (``BoundedHistory``, allocated in full), the compiled
+        function (at most values and slopes of every knot) and the vector v(θ)
+        it keeps with that vector's autograd graph (``graph_floats``), and θ and
+        η with their gradients and up to two optimiser moments (Adam; SGD keeps one).
         """
         n_theta = sum(parameter.numel() for parameter in function.parameters()) + 1
         return (BoundedHistory.estimated_bytes(2 + len(function.describe())) + 8 * 3 * KNOTS.size
-                + 8 * HALF_KNOTS.size * function.saved_floats_per_knot() + 8 * 4 * n_theta)
+                + 8 * function.graph_floats() + 8 * 4 * n_theta)
 
     @property
     def eta(self) -> float:
         return float(self.log_eta.detach().exp())
 
     def refresh(self) -> None:
-        """Evaluate g_θ at the knots (kept for the next loss) and re-tabulate it."""
-        self._knot_values = self.function.knot_values()
-        self.table = BalancingTable(self._knot_values.detach().numpy())
+        """Evaluate v(θ) (kept, with its graph, for the next gradient) and recompile g_θ from it."""
+        self._values = self.function.compiled_parameters()
+        self.kernel = self.function.compiled_from(self._values.detach().numpy())
 
-    def update(self, batch: LearningBatch, step: int) -> float:
-        """One gradient step on L̂ (θ and η together); returns L̂ at the parameters before the step.
+    def update(self, value: float, grad_values: np.ndarray, grad_log_eta: float, step: int) -> float:
+        """One optimiser step given L̂ (``value``) and its gradient in v and log η; returns ``value``.
 
-        A step that would make L̂ or g_θ non-finite is undone (and counted in
-        ``skipped``), with the optimiser's momentum cleared: the chain keeps
-        its last valid g rather than stopping.
+        A step with a non-finite L̂ or gradient is skipped, and one that would
+        make g_θ non-finite is undone with the optimiser's momentum cleared
+        (both counted in ``skipped``): the chain keeps its last valid g rather
+        than stopping.
         """
-        self.optimizer.zero_grad()
-        loss = mutual_information_bound(self._knot_values, self.log_eta, batch)
-        value = loss.item()
-        if np.isfinite(value):
+        if np.isfinite(value) and np.isfinite(grad_log_eta) and np.all(np.isfinite(grad_values)):
             saved = [p.detach().clone() for group in self.optimizer.param_groups for p in group["params"]]
-            loss.backward()
+            self.function.set_gradient(self._values, grad_values)
+            self.log_eta.grad = torch.tensor(grad_log_eta, dtype=torch.float64)
             self.optimizer.step()
             try:
                 self.refresh()

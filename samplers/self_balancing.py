@@ -37,10 +37,14 @@ import torch
 from targets.base import flip
 
 from .adaptive import Adaptive
-from .balancing import BALANCING, PARAMETRIZATIONS, LearnedBalancing, make_parametrization
+from .balancing import BALANCING, MIXTURE, PARAMETRIZATIONS, LearnedBalancing, make_parametrization
 from .base import metropolis_accept
 from .locally_balanced import GibbsWithGradients, LocallyBalanced, flip_log_acceptance
-from .mi_objective import BalancingLearner, FlipProposal, LearningBatch
+from .lsb_learning import (
+    COMPONENTS, commit_mixture_flips, dense_learning_terms, dense_proposals, mixture_component_log_g,
+    mixture_tree_learning_terms, mixture_tree_proposals,
+)
+from .mi_objective import BalancingLearner
 from .sumtree import LogSumTree
 
 
@@ -122,7 +126,7 @@ class _SelfBalancing(Adaptive, param.Parameterized):
         """log g(t) of the current (learned, possibly still learning) balancing function."""
         if self.learner is None:
             return super().log_g(log_t)
-        return self.learner.table.log_g(log_t)
+        return self.learner.kernel.log_g(log_t)
 
     def balancing_state(self) -> dict[str, list]:
         """θ of the learned balancing function now, as nested lists ({} for a fixed g); ``theta`` takes it."""
@@ -135,7 +139,7 @@ class _SelfBalancing(Adaptive, param.Parameterized):
         return None if self.keep_adapting else self.burn_in
 
     def _fix_kernel(self) -> None:
-        """Rebuild the caches that learning did not maintain (none by default: g is read from the table)."""
+        """Rebuild the caches that learning did not maintain (none by default: g is read from the learner's kernel)."""
 
     def _kernel_params(self) -> dict:
         return {"theta": self.balancing_state(), "burn_in": 0, "keep_adapting": False}
@@ -154,13 +158,23 @@ class _SelfBalancing(Adaptive, param.Parameterized):
         """(flip log-ratios, log p̃, cache) of fresh states."""
         raise TypeError(f"{type(self).__name__} must implement _ratios_at")
 
-    def _ratios_after_flip(self, x, log_p, ratios, idx):
-        """(flip log-ratios, log p̃, cache, changed sites or None if all changed) at x^(idx)."""
-        raise TypeError(f"{type(self).__name__} must implement _ratios_after_flip")
+    def _patch_after_flip(self, x, log_p, ratios, idx):
+        """(sites, new ratios there, log p̃, cache) at x^(idx): the flip log-ratios that change, row by row."""
+        raise TypeError(f"{type(self).__name__} must implement _patch_after_flip")
 
-    def _keep(self, rows: np.ndarray, ratios: np.ndarray, cache) -> None:
-        """Store the caches of accepted proposals."""
+    def _keep(self, rows: np.ndarray, sites: np.ndarray, values: np.ndarray, cache) -> None:
+        """Store the accepted proposals' patches (and caches) for chains ``rows``."""
         raise TypeError(f"{type(self).__name__} must implement _keep")
+
+    # -- the compiled learning terms (``samplers.lsb_learning``); the mixture trees override these two ------------
+    def _propose(self, ratios: np.ndarray, explore: np.ndarray) -> np.ndarray:
+        """x' ~ Q_θ₀(·|x) for every chain: the flipped sites (``dense_proposals``)."""
+        proposed, self._dense = dense_proposals(ratios, *self.learner.kernel.arguments, self.rng)
+        return proposed
+
+    def _learning_terms(self, ratios, proposed, proposal, probe, probe_patch, log_t, log_t_probe, log_q, grad):
+        return dense_learning_terms(ratios, *self._dense, *self.learner.kernel.arguments, proposed, *proposal, probe,
+                                    *probe_patch, log_t, log_t_probe, self.learner.log_eta.item(), log_q, grad)
 
     # -- Algorithm 1 / 2 ---------------------------------------------------------------------------------
     def _learning_step(self):
@@ -172,22 +186,18 @@ class _SelfBalancing(Adaptive, param.Parameterized):
             x, log_p, ratios = x.copy(), log_p.copy(), ratios.copy()
             x[explore] = self.rng.integers(0, 2, size=(int(explore.sum()), d), dtype=np.uint8)
             ratios[explore], log_p[explore], _ = self._ratios_at(x[explore])
-        table = self.learner.table
-        at_state = FlipProposal(table, ratios)
-        proposed = at_state.sample(self.rng)
-        proposal_ratios, proposal_log_p, cache, changed = self._ratios_after_flip(x, log_p, ratios, proposed)
-        at_proposal = FlipProposal(table, proposal_ratios, parent=at_state, sites=changed)
+        proposed = self._propose(ratios, explore)
         probe = self.rng.integers(0, d, size=n)
-        probe_ratios, probe_log_p, _, changed = self._ratios_after_flip(x, log_p, ratios, probe)
-        at_probe = FlipProposal(table, probe_ratios, parent=at_state, sites=changed)
-        batch = LearningBatch(at_state, at_proposal, at_probe, proposed, probe,
-                              proposal_log_p - log_p, probe_log_p - log_p)
-        self.last_loss = self.learner.update(batch, self.n_steps)
+        *proposal, proposal_log_p, cache = self._patch_after_flip(x, log_p, ratios, proposed)
+        *probe_patch, probe_log_p, _ = self._patch_after_flip(x, log_p, ratios, probe)
+        log_t = proposal_log_p - log_p
+        log_q, grad = np.empty((n, 2)), np.zeros(self.learner.kernel.values.size)
+        loss, grad_eta = self._learning_terms(ratios, proposed, proposal, probe, probe_patch, log_t,
+                                              probe_log_p - log_p, log_q, grad)
+        self.last_loss = self.learner.update(loss / n, grad / n, grad_eta / n, self.n_steps)
 
-        log_t = batch.log_t_proposed
-        log_alpha = flip_log_acceptance(log_t, at_state.log_q_at(proposed), at_proposal.log_q_at(proposed))
-        accepted = metropolis_accept(log_alpha, self.rng) & ~explore
-        self._keep(rows[accepted], proposal_ratios, cache)
+        accepted = metropolis_accept(flip_log_acceptance(log_t, log_q[:, 0], log_q[:, 1]), self.rng) & ~explore
+        self._keep(rows[accepted], *proposal, cache)
         old_bits = self.states[rows, proposed]
         self._apply_flips(proposed, accepted, log_t)
         record = self._single_flip_record(proposed, old_bits, accepted, proposal_log_p)
@@ -198,18 +208,36 @@ class _SelfBalancing(Adaptive, param.Parameterized):
 
 
 class LocalSelfBalancing(_SelfBalancing, LocallyBalanced):
-    """LSB (Algorithm 1): exact flip ratios, learned g_θ."""
+    """LSB (Algorithm 1): exact flip ratios, learned g_θ.
+
+    With LSB1 (a mixture of the fixed functions) a learning step keeps the
+    four components' normalisers in sum-trees (``lsb_learning``'s mixture
+    trees) and costs O((1 + deg)·log d) per chain, like a frozen step; other
+    parametrisations sum Z(x) afresh, O(d) per chain, since g changes every step.
+    """
 
     registry_name = "lsb"
 
+    @classmethod
+    def estimated_bytes(cls, n_chains, dim, params=None):
+        """The default plus, for LSB1, the four components' sum-trees kept while learning."""
+        mixture = cls._requested(params, "parametrization") == "lsb1"
+        components = LogSumTree.estimated_bytes(COMPONENTS * n_chains, dim) if mixture else 0
+        return super().estimated_bytes(n_chains, dim, params) + components
+
+    def _prepare(self):
+        super()._prepare()
+        mixture = self.adapting and self.learner.kernel.code == MIXTURE
+        self._components = LogSumTree(mixture_component_log_g(self._delta)) if mixture else None
+
     def _fix_kernel(self):
+        self._components = None
         self._tree = LogSumTree(self.log_g(self._delta))
 
     def _g_kernel(self):
         if self.learner is None:
             return super()._g_kernel()
-        table = self.learner.table
-        return table.code, table.values, table.slopes
+        return self.learner.kernel.arguments
 
     def _current_ratios(self):
         return self._delta
@@ -217,15 +245,42 @@ class LocalSelfBalancing(_SelfBalancing, LocallyBalanced):
     def _ratios_at(self, x):
         return self.target.delta_log_prob(x), self.target.log_prob(x), None
 
-    def _ratios_after_flip(self, x, log_p, ratios, idx):
-        rows = np.arange(idx.size)
+    def _patch_after_flip(self, x, log_p, ratios, idx):
         sites, values = self.target.delta_after_flip(x, ratios, idx)
-        new = ratios.copy()
-        new[rows[:, None], sites] = values
-        return new, log_p + ratios[rows, idx], None, sites
+        return sites, values, log_p + ratios[np.arange(idx.size), idx], None
 
-    def _keep(self, rows, ratios, cache):
-        self._delta[rows] = ratios[rows]
+    def _keep(self, rows, sites, values, cache):
+        self._delta[rows[:, None], sites[rows]] = values[rows]
+        if self._components is not None:
+            commit_mixture_flips(*self._components.arrays, rows, sites, values)
+
+    def _propose(self, ratios, explore):
+        if self._components is None:
+            return super()._propose(ratios, explore)
+        self._explored = np.flatnonzero(explore)
+        if self._explored.size:  # Q₁'s uniform draws: their trees describe the drawn states for this step
+            self._components.rebuild(mixture_component_log_g(ratios[self._explored]),
+                                     self._component_rows(self._explored))
+        proposed = np.empty(ratios.shape[0], dtype=np.int64)
+        mixture_tree_proposals(self._components.sums, self._components.shift, self.learner.kernel.values,
+                               self.rng.random((ratios.shape[0], self._components.depth + 1)), proposed)
+        return proposed
+
+    def _learning_terms(self, ratios, proposed, proposal, probe, probe_patch, log_t, log_t_probe, log_q, grad):
+        if self._components is None:
+            return super()._learning_terms(ratios, proposed, proposal, probe, probe_patch, log_t, log_t_probe, log_q,
+                                           grad)
+        terms = mixture_tree_learning_terms(*self._components.arrays, ratios, self.learner.kernel.values, proposed,
+                                            *proposal, probe, *probe_patch, log_t, log_t_probe,
+                                            self.learner.log_eta.item(), log_q, grad)
+        if self._explored.size:  # back to the chains' own states, which stay put this step
+            self._components.rebuild(mixture_component_log_g(self._delta[self._explored]),
+                                     self._component_rows(self._explored))
+        return terms
+
+    @staticmethod
+    def _component_rows(chains):
+        return (COMPONENTS * chains[:, None] + np.arange(COMPONENTS)).ravel()
 
 
 class FastLocalSelfBalancing(_SelfBalancing, GibbsWithGradients):
@@ -240,8 +295,11 @@ class FastLocalSelfBalancing(_SelfBalancing, GibbsWithGradients):
         log_p, grad = self.target.value_and_grad(x)
         return (1.0 - 2.0 * x) * grad, log_p, grad
 
-    def _ratios_after_flip(self, x, log_p, ratios, idx):
-        return (*self._ratios_at(flip(x, idx)), None)
+    def _patch_after_flip(self, x, log_p, ratios, idx):
+        """Every Taylor ratio changes: the patch is all d sites."""
+        new_ratios, new_log_p, grad = self._ratios_at(flip(x, idx))
+        sites = np.repeat(np.arange(x.shape[1])[None, :], x.shape[0], axis=0)
+        return sites, new_ratios, new_log_p, grad
 
-    def _keep(self, rows, ratios, cache):
+    def _keep(self, rows, sites, values, cache):
         self._grad[rows] = cache[rows]

@@ -75,12 +75,13 @@ def keep_in_range(log_leaves, sums, shift, r):
 
 
 @njit(cache=True)
-def rebuild_rows(log_leaves, sums, shift, log_weights):
-    """Set every leaf of every row to ``log_weights`` (``(n, d)``; the padding leaves to −∞) and rebuild."""
-    n, d = log_weights.shape
-    for r in range(n):
+def rebuild_rows(log_leaves, sums, shift, rows, log_weights):
+    """Set every leaf of row ``rows[e]`` to ``log_weights[e]`` (``(m, d)``; the padding leaves to −∞) and rebuild."""
+    d = log_weights.shape[1]
+    for e in range(rows.size):
+        r = rows[e]
         for j in range(d):
-            log_leaves[r, j] = log_weights[r, j]
+            log_leaves[r, j] = log_weights[e, j]
         for j in range(d, log_leaves.shape[1]):
             log_leaves[r, j] = -np.inf
         rescale_row(log_leaves, sums, shift, r)
@@ -251,9 +252,11 @@ class LogSumTree:
         """(log_leaves, sums, shift): what compiled kernels take."""
         return self.log_leaves, self.sums, self.shift
 
-    def rebuild(self, log_weights: np.ndarray) -> None:
-        """Set every leaf of every tree (``(n, d)``) and recompute all nodes: O(n·d)."""
-        rebuild_rows(*self.arrays, np.ascontiguousarray(log_weights, dtype=np.float64))
+    def rebuild(self, log_weights: np.ndarray, rows: np.ndarray | None = None) -> None:
+        """Set every leaf of every tree (or of the trees ``rows``) to ``log_weights`` (one row each) and recompute
+        their nodes: O(d) per tree."""
+        rows = np.arange(self.sums.shape[0]) if rows is None else np.asarray(rows, dtype=np.int64)
+        rebuild_rows(*self.arrays, rows, np.ascontiguousarray(log_weights, dtype=np.float64))
 
     @property
     def log_total(self) -> np.ndarray:

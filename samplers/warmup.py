@@ -32,7 +32,8 @@ _READY = False
 WARM_SAMPLERS = [
     ("metropolis", {}),
     ("locally_balanced", {}),
-    ("lsb", {"parametrization": "lsb1", "burn_in": 0}),
+    ("lsb", {"parametrization": "lsb1", "burn_in": 1}),  # a learning step on the mixture trees, then frozen
+    ("lsb", {"parametrization": "lsb2", "keep_adapting": True}),  # learning steps on a table (the dense kernels)
     ("block_gibbs", {"block_size": 2}),
     ("hamming_ball", {"block_size": 3, "radius": 1}),
     ("intracluster", {"backend": "dense"}),

@@ -3,8 +3,10 @@
 * Every parametrisation is a balancing function for every θ (property tests).
 * Frozen LSB / FLSB with random θ leave their targets exactly invariant, and
   so does the learning step's own kernel (the proposal Q_θ₀ and its MH test).
-* The objective's custom backward pass equals plain autograd, and its value
-  equals Eq. 5 (case b) evaluated independently on a tiny target.
+* The compiled objective's value and gradient (closed-form partials, LSB1's
+  analytic θ-gradient, a network's back-propagation from the knots) equal
+  Eq. 5 (case b) written independently with plain autograd on a tiny target,
+  by both ways of computing the normalisers (dense and mixture trees).
 * FLSB with g = √t fixed is Gibbs-with-Gradients, step for step.
 """
 
@@ -18,11 +20,13 @@ from hypothesis import strategies as st
 
 import samplers
 import targets
-from samplers.balancing import (
-    BALANCING, KNOTS, BalancingTable, KnotPositions, make_parametrization, PARAMETRIZATIONS,
-)
+from samplers.balancing import BALANCING, KNOT_SPACING, KNOT_SPAN, MIXTURE, BalancingTable, make_parametrization, \
+    PARAMETRIZATIONS
 from samplers.exact import stationary_distribution, transition_matrix
-from samplers.mi_objective import FlipProposal, LearningBatch, mutual_information_bound
+from samplers.lsb_learning import (
+    dense_learning_terms, dense_proposals, mixture_component_log_g, mixture_tree_learning_terms,
+)
+from samplers.sumtree import LogSumTree
 from targets.base import flip
 
 from tests.test_exactness import chi_square_p_value, steps_to_converge
@@ -62,9 +66,9 @@ def test_every_parametrisation_is_balancing_positive_and_finite(name, seed, log_
     # g(t) = t·g(1/t), relative error 1e-9 (log g differs by at most 1e-9)
     np.testing.assert_allclose(exact, u.numpy() + mirrored, rtol=0, atol=1e-9)
     assert np.all(np.isfinite(exact))
-    table = function.table()
-    tabulated = table.log_g(u.numpy())
-    np.testing.assert_allclose(tabulated, u.numpy() + table.log_g(-u.numpy()), rtol=0, atol=1e-9)
+    compiled = function.compiled()
+    tabulated = compiled.log_g(u.numpy())
+    np.testing.assert_allclose(tabulated, u.numpy() + compiled.log_g(-u.numpy()), rtol=0, atol=1e-9)
     assert np.all(np.isfinite(tabulated))
 
 
@@ -74,7 +78,7 @@ def test_extreme_ratios_stay_finite_and_infinite_ratios_are_handled(name):
     extremes = np.array([-700.0, -50.0, 50.0, 700.0])
     with torch.no_grad():
         assert np.all(np.isfinite(function.log_g(torch.as_tensor(extremes)).numpy()))
-    table = function.table()
+    table = function.compiled()
     assert np.all(np.isfinite(table.log_g(extremes)))
     at_zero, at_infinity = table.log_g(np.array([-np.inf, np.inf]))
     assert np.isfinite(at_zero) and at_infinity == np.inf
@@ -87,7 +91,12 @@ def test_table_matches_the_network_between_knots():
     u = np.linspace(-40, 40, 2001)
     with torch.no_grad():
         exact = function.log_g(torch.as_tensor(u)).numpy()
-    assert np.abs(function.table().log_g(u) - exact).max() < 5e-3
+    assert np.abs(function.compiled().log_g(u) - exact).max() < 5e-3
+    mixture = random_function("lsb1", seed=5)  # LSB1 is used exactly, not tabulated
+    wide = np.linspace(-700, 700, 4001)
+    with torch.no_grad():
+        np.testing.assert_allclose(mixture.compiled().log_g(wide), mixture.log_g(torch.as_tensor(wide)).numpy(),
+                                   rtol=1e-13, atol=1e-12)
     for name, log_g in BALANCING.items():  # fixed functions: exact where log-linear, ≤ 5e-4 for barker
         assert np.abs(BalancingTable.of(log_g).log_g(u) - log_g(u)).max() < 5e-4, name
 
@@ -103,9 +112,9 @@ def test_lsb1_mixture_weights_and_monotone_g_at_zero():
         log_h = monotone.log_h(torch.linspace(-30, 30, 301, dtype=torch.float64)).numpy()
     assert np.all(np.diff(log_h) >= -1e-12)  # h non-decreasing in t
     tiny_t = np.array([-60.0, -40.0])
-    flat = monotone.table().log_g(tiny_t)
+    flat = monotone.compiled().log_g(tiny_t)
     assert abs(flat[0] - flat[1]) < 1e-12  # g(t) → h(0)/2 > 0 as t → 0
-    strict = make_parametrization("monotone", positive_at_zero=False, blocks=4).table().log_g(tiny_t)
+    strict = make_parametrization("monotone", positive_at_zero=False, blocks=4).compiled().log_g(tiny_t)
     assert strict[0] - strict[1] == pytest.approx(-20.0, abs=1e-6)  # g(t) → 0 like t
 
 
@@ -175,19 +184,22 @@ def test_long_lsb_run_reproduces_exact_marginals_after_learning():
 
 
 # -- the objective ---------------------------------------------------------------------------------------
-def _interpolated(knot_values, log_t):
-    positions = KnotPositions(log_t)
-    k, w = torch.as_tensor(positions.segment), torch.as_tensor(positions.weight)
-    return (1 - w) * knot_values[k] + w * knot_values[k + 1] + torch.as_tensor(positions.excess)
+def _reference_log_g(function, u):
+    """log g_θ(u) as the sampler uses it, in plain torch: LSB1's exact mixture, else the knots interpolated."""
+    u = np.asarray(u, dtype=np.float64)
+    if function.code == MIXTURE:
+        return function.log_g(torch.as_tensor(u))
+    position = (np.clip(u, -KNOT_SPAN, KNOT_SPAN) + KNOT_SPAN) / KNOT_SPACING
+    k = np.minimum(np.floor(position).astype(int), int(2 * KNOT_SPAN / KNOT_SPACING) - 1)
+    w = torch.as_tensor(position - k)
+    knots = function.compiled_parameters()
+    return (1 - w) * knots[k] + w * knots[k + 1] + torch.as_tensor(np.maximum(u - KNOT_SPAN, 0.0))
 
 
 def _eq5_by_hand(function, log_eta, target, x, j, k):
     """Eq. 5 (case b) for one chain, p̃ relative to p̃(x), written from the definitions with plain autograd."""
-    d = target.dim
-    knots = function.knot_values()
-
     def log_q_row(state):
-        log_g = _interpolated(knots, target.delta_log_prob(state[None])[0])
+        log_g = _reference_log_g(function, target.delta_log_prob(state[None])[0])
         return log_g - torch.logsumexp(log_g, 0)
 
     def log_acceptance(state, site):
@@ -200,50 +212,59 @@ def _eq5_by_hand(function, log_eta, target, x, j, k):
     weight = torch.exp(log_q[j] - log_q[j].detach())
     transition = weight * torch.exp(log_a) * (log_a + log_q[j] - log_t)
     rejection = 1 - torch.exp(log_acceptance(x, k)[0] + log_q[k])
-    assert 0 <= k < d
     return transition + rejection * (torch.exp(log_eta) * rejection - log_eta - 1)
 
 
-def test_objective_value_and_gradient_match_eq5_with_plain_autograd():
+def _compiled_objective(way, function, log_eta, target, x, j, k, full_patch=False):
+    """(L̂, its θ- and log η-gradients, log Q forward/reverse) from the sampler's compiled kernels, for flips j and
+    probes k: ``way`` "dense" or "trees"; ``full_patch`` lists every site's ratio at x' and x* (as FLSB does)."""
+    n = x.shape[0]
+    kernel = function.compiled()
+    ratios = np.ascontiguousarray(target.delta_log_prob(x))
+    patches = []
+    for idx in (j, k):
+        if full_patch:
+            patches.append((np.ascontiguousarray(np.broadcast_to(np.arange(target.dim), x.shape)),
+                            target.delta_log_prob(flip(x, idx))))
+        else:
+            patches.append(target.delta_after_flip(x, ratios, idx))
+    log_p = target.log_prob(x)
+    log_t, log_t_probe = target.log_prob(flip(x, j)) - log_p, target.log_prob(flip(x, k)) - log_p
+    log_q, grad = np.empty((n, 2)), np.zeros(kernel.values.size)
+    if way == "dense":
+        _, dense = dense_proposals(ratios, *kernel.arguments, np.random.default_rng(0))
+        loss, grad_eta = dense_learning_terms(ratios, *dense, *kernel.arguments, j, *patches[0], k, *patches[1],
+                                              log_t, log_t_probe, float(log_eta), log_q, grad)
+    else:
+        trees = LogSumTree(mixture_component_log_g(ratios))
+        loss, grad_eta = mixture_tree_learning_terms(*trees.arrays, ratios, kernel.values, j, *patches[0], k,
+                                                     *patches[1], log_t, log_t_probe, float(log_eta), log_q, grad)
+    function.set_gradient(function.compiled_parameters(), grad / n)
+    return loss / n, [p.grad.numpy().copy() for p in function.parameters()], grad_eta / n, log_q
+
+
+OBJECTIVE_CASES = [("dense", p, full) for p in LEARNED for full in (False, True)] + [("trees", "lsb1", False)]
+
+
+@pytest.mark.parametrize("way, parametrization, full_patch", OBJECTIVE_CASES)
+def test_compiled_objective_and_gradient_match_eq5_with_plain_autograd(way, parametrization, full_patch):
     target = TINY_TARGETS["frustrated_boltzmann"]()
-    function = random_function("lsb2", seed=8, scale=0.8)
+    function = random_function(parametrization, seed=8, scale=0.8)
     log_eta = torch.tensor(0.3, dtype=torch.float64, requires_grad=True)
     rng = np.random.default_rng(0)
     x = rng.integers(0, 2, size=(4, target.dim), dtype=np.uint8)
     j, k = rng.integers(0, target.dim, 4), rng.integers(0, target.dim, 4)
-    table = function.table()
-    ratios = target.delta_log_prob(x)
-    log_p = target.log_prob(x)
-    at_x = FlipProposal(table, ratios)
-    proposals, probes = flip(x, j), flip(x, k)
-    batch = LearningBatch(at_x, FlipProposal(table, target.delta_log_prob(proposals)),
-                          FlipProposal(table, target.delta_log_prob(probes)), j, k,
-                          target.log_prob(proposals) - log_p, target.log_prob(probes) - log_p)
-    ours = mutual_information_bound(function.knot_values(), log_eta, batch)
-    ours_grad = torch.autograd.grad(ours, [*function.parameters(), log_eta])
     reference = torch.stack([_eq5_by_hand(function, log_eta, target, x[i], j[i], k[i]) for i in range(4)]).mean()
     reference_grad = torch.autograd.grad(reference, [*function.parameters(), log_eta])
-    assert ours.item() == pytest.approx(reference.item(), rel=1e-12)
-    for a, b in zip(ours_grad, reference_grad):
-        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-9, atol=1e-12)
-
-
-def test_patched_proposal_equals_a_fresh_one():
-    target = targets.make("ising_segmentation", size=8, lam=1.0, seed=2)
-    table = random_function("lsb1", seed=1).table()
-    x = np.random.default_rng(1).integers(0, 2, size=(5, target.dim), dtype=np.uint8)
-    ratios = target.delta_log_prob(x)
-    idx = np.arange(5) * 7
-    sites, values = target.delta_after_flip(x, ratios, idx)
-    after = ratios.copy()
-    after[np.arange(5)[:, None], sites] = values
-    patched = FlipProposal(table, after, parent=FlipProposal(table, ratios), sites=sites)
-    fresh = FlipProposal(table, target.delta_log_prob(flip(x, idx)))
-    np.testing.assert_allclose(patched.log_z, fresh.log_z, atol=1e-12)
-    np.testing.assert_allclose(patched.probs, fresh.probs, atol=1e-14)
-    np.testing.assert_allclose(patched.knot_histogram(np.ones(5)), fresh.knot_histogram(np.ones(5)), atol=1e-12)
-    assert patched.knot_histogram(np.ones(5)).sum() == pytest.approx(5.0)
-    assert patched.knot_histogram(np.ones(5)).shape == KNOTS.shape
+    loss, grads, grad_eta, log_q = _compiled_objective(way, function, log_eta.item(), target, x, j, k, full_patch)
+    assert loss == pytest.approx(reference.item(), rel=1e-12)
+    for ours, theirs in zip([*grads, grad_eta], reference_grad):
+        np.testing.assert_allclose(ours, theirs.numpy(), rtol=1e-9, atol=1e-12)
+    rows = np.arange(4)
+    with torch.no_grad():
+        for i in rows:  # the proposal probabilities the MH test uses
+            log_g = _reference_log_g(function, target.delta_log_prob(x[i:i + 1])[0])
+            assert log_q[i, 0] == pytest.approx(float(log_g[j[i]] - torch.logsumexp(log_g, 0)), abs=1e-12)
 
 
 # -- the samplers ------------------------------------------------------------------------------------------
@@ -291,6 +312,22 @@ def test_burn_in_learns_then_freezes_and_counts_evaluations():
     assert np.all(np.isfinite(history["loss"])) and np.all(history["eta"] > 0)
 
 
+def test_lsb1_mixture_trees_follow_the_chains_through_learning_and_uniform_draws():
+    target = targets.make("ising_segmentation", size=8, lam=1.0, seed=1)
+    sampler = samplers.make("lsb", target, n_chains=6, seed=4, parametrization="lsb1", burn_in=200,
+                            uniform_mixture=0.3)
+    for _ in range(150):
+        sampler.step()
+    trees = sampler._components
+    expected = LogSumTree(mixture_component_log_g(sampler._delta))
+    np.testing.assert_array_equal(trees.log_leaves, expected.log_leaves)
+    np.testing.assert_allclose(trees.log_total, expected.log_total, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(sampler._delta, target.delta_log_prob(sampler.states), atol=1e-9)
+    for _ in range(60):
+        sampler.step()
+    assert not sampler.adapting and sampler._components is None  # frozen: one tree of the learned mixture
+
+
 def test_black_box_learning_step_costs_od_and_flsb_costs_two():
     box = TINY_TARGETS["blackbox"]()
     lsb = samplers.make("lsb", box, n_chains=3, seed=0, burn_in=5)
@@ -316,7 +353,7 @@ def test_freeze_now_keep_adapting_and_history_bound():
         sampler.step()
     sampler.freeze()
     assert sampler.frozen_at == 10 and not sampler.adapting
-    np.testing.assert_array_equal(sampler.log_g(np.array([0.5])), sampler.learner.table.log_g(np.array([0.5])))
+    np.testing.assert_array_equal(sampler.log_g(np.array([0.5])), sampler.learner.kernel.log_g(np.array([0.5])))
     from samplers.history import BoundedHistory
     history = BoundedHistory(["loss", "eta"], capacity=8)
     for step in range(100):
@@ -371,31 +408,22 @@ def test_theta_is_validated():
         build(parametrization="fixed", theta={})
 
 
-def _one_batch(sampler):
-    captured = []
-    update = sampler.learner.update
-    sampler.learner.update = lambda batch, step: captured.append(batch) or update(batch, step)
-    sampler.step()
-    sampler.learner.update = update
-    return captured[0]
-
-
 def test_non_finite_updates_are_skipped_or_undone_and_counted(monkeypatch):
     target = targets.make("ising_segmentation", size=6, lam=1.0)
     sampler = samplers.make("lsb", target, n_chains=4, seed=0, parametrization="lsb2", burn_in=50)
+    sampler.step()
     learner = sampler.learner
-    batch = _one_batch(sampler)
     theta = sampler.balancing_state()
-    broken = LearningBatch(batch.at_state, batch.at_proposal, batch.at_probe, batch.proposed, batch.probe,
-                           np.full(4, np.nan), batch.log_t_probe)
-    assert np.isnan(learner.update(broken, step=1)) and learner.skipped == 1
+    gradient = np.full(learner.kernel.values.size, 1e-3)
+    assert np.isnan(learner.update(np.nan, gradient, 0.0, step=1)) and learner.skipped == 1
+    assert learner.update(0.5, gradient * np.inf, 0.0, step=1) == 0.5 and learner.skipped == 2
     assert sampler.balancing_state() == theta
 
-    knot_values = learner.function.knot_values
-    calls = iter([lambda: knot_values() * np.inf])
-    monkeypatch.setattr(learner.function, "knot_values", lambda: next(calls, knot_values)())
-    assert np.isfinite(learner.update(batch, step=2)) and learner.skipped == 2
+    compiled_parameters = learner.function.compiled_parameters
+    calls = iter([lambda: compiled_parameters() * np.inf])
+    monkeypatch.setattr(learner.function, "compiled_parameters", lambda: next(calls, compiled_parameters)())
+    assert learner.update(0.5, gradient, 0.0, step=2) == 0.5 and learner.skipped == 3
     assert sampler.balancing_state() == theta  # the step that made g infinite was undone
-    assert np.all(np.isfinite(learner.table.values))
+    assert np.all(np.isfinite(learner.kernel.values))
     samplers.run(sampler, 60)
     np.testing.assert_allclose(sampler.log_p, target.log_prob(sampler.states), atol=1e-9)

@@ -418,9 +418,16 @@ def test_learned_balancing_function_is_redrawn_live_and_freezes(page: Page):
     load_preset(page, LSB_PRESET)
     expect(select(page, "Sampler")).to_have_value("lsb")
     expect(alert(page)).to_be_hidden()
+    # A burn-in no machine finishes within the test, so that only "Freeze now" ends the learning (the preset's
+    # K = 2000 steps take about a second of CPU).
+    burn_in = select(page, "burn in")
+    burn_in.fill("100000000")
+    burn_in.press("Enter")
+    page.wait_for_timeout(300)  # past Panel's 50 ms debounce of the field's change
+    button(page, APPLY).click()
     button(page, "Start").click()
     learning = page.locator(".learning-status")
-    expect(learning).to_contain_text("learning")
+    expect(learning).to_contain_text("of burn-in K = 100,000,000")
     wait_for(lambda: plot_sources(page, "objective L̂ (Eq. 5)"), lambda d: d["rows"] > 5,
              what="the objective trace to fill")
     first = plot_sources(page, "balancing function g(t)")

@@ -1,0 +1,308 @@
+"""Compiled kernels of the LSB learning step (Algorithm 1): proposals, normalisers and ∂L̂/∂v.
+
+A learning step needs, per chain, x' ~ Q_θ₀(·|x), the normalisers
+Z(x) = Σ_k g(t_k(x)), Z(x') and Z(x*), log g at four picked ratios, and the
+gradient of L̂ (``mi_objective.bound_terms``) in the vector v that the compiled
+balancing function is made of. x' and x* differ from x in a few flip ratios
+(the *patch*: 1 + deg sites on a sparse model, all d for FLSB's Taylor ratios).
+
+Two ways to get the normalisers:
+
+* **Dense** (any g; ``dense_proposals`` and ``dense_learning_terms``): g changes
+  with every step, so Z(x) is summed afresh, O(d) per chain:
+  p_k = g(t_k)/Z(x) is stored, and Z(x') = Z(x)·(Σ_{k∉patch} p_k + Σ_{patch} g'_k/Z(x))
+  reuses it (no cancellation: only non-negative terms are added; when the
+  kept mass underflows the sum is redone exactly from log g). ∂ log Z(x)/∂v =
+  Σ_k p_k ∂ log g(t_k)/∂v is gathered in one more pass.
+* **Mixture trees** (LSB1 with exact ratios; ``mixture_tree_*``): for
+  g = Σ_i w_i g_i over fixed g_i, Z(x) = Σ_i w_i Z_i(x), and the sampler keeps
+  each Z_i(x) in a sum-tree (row 4c + i for chain c) that only changes where
+  a flip changes ratios. Then every quantity is O((1 + deg)·log d) per chain,
+  x' is drawn by picking component i with probability w_i Z_i(x)/Z(x) and a
+  site from tree i, and ∂ log Z/∂w_i = Z_i/Z.
+
+Both fill ``log_q`` with (log Q(x'|x), log Q(x|x')) for the MH test, add
+Σ_chains ∂L_c/∂v to ``grad`` and return (Σ_c L_c, Σ_c ∂L_c/∂ log η).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .balancing import NO_TABLE, add_log_g_gradient, fixed_log_g, log_g_scalar, mixture_log_g, MIXTURE
+from .mi_objective import PARTIALS, bound_terms
+from .sumtree import log_total_after, log_total_of, sample_row, set_leaf
+
+#: The fixed functions a mixture tree keeps, one tree row each per chain.
+COMPONENTS = 4
+#: Below this, a patched normaliser's kept mass is recomputed exactly from log g.
+_TINY = 1e-250
+#: Above this, Z(x)/Z(x') is not used to rescale p_k (p_k may have underflowed).
+_HUGE = 1e250
+
+
+@njit(cache=True)
+def _patched_value(sites, values, c, site):
+    """The patch's new ratio at ``site`` in chain c."""
+    for e in range(sites.shape[1]):
+        if sites[c, e] == site:
+            return values[c, e]
+    return np.nan
+
+
+@njit(cache=True)
+def _add_pick_gradients(code, values, slopes, forward_u, reverse_u, probe_u, probe_reverse_u, partials, grad):
+    """The four picked log g's share of ∂L_c/∂v."""
+    add_log_g_gradient(code, forward_u, values, slopes, partials[0], grad)
+    add_log_g_gradient(code, reverse_u, values, slopes, partials[1], grad)
+    add_log_g_gradient(code, probe_u, values, slopes, partials[4], grad)
+    add_log_g_gradient(code, probe_reverse_u, values, slopes, partials[5], grad)
+
+
+# -- dense ---------------------------------------------------------------------------------------------------
+@njit(cache=True)
+def _dense_log_g(ratios, code, values, slopes, log_g, top):
+    """log g(t_k) of every chain's ratios into ``log_g``, and each row's largest into ``top``."""
+    n, d = ratios.shape
+    for c in range(n):
+        top[c] = -np.inf
+        for k in range(d):
+            log_g[c, k] = log_g_scalar(code, ratios[c, k], values, slopes)
+            top[c] = max(top[c], log_g[c, k])
+
+
+@njit(cache=True)
+def _draw_rows(weights, totals, uniforms, proposed):
+    """j ∝ weights[c] per row (inverse CDF with ``uniforms[c]``; a zero weight is never drawn)."""
+    n, d = weights.shape
+    for c in range(n):
+        threshold, running, pick = uniforms[c] * totals[c], 0.0, 0
+        for k in range(d):
+            if weights[c, k] > 0.0:
+                pick = k
+                running += weights[c, k]
+                if running > threshold:
+                    break
+        proposed[c] = pick
+
+
+def dense_proposals(ratios, code, values, slopes, rng):
+    """(j ~ Q(·|x) per chain, then the arrays ``dense_learning_terms`` reads: log g(t_k), g(t_k)/Z(x) and log Z(x)).
+
+    The exponentials are numpy's (vectorised); the loops around them compiled.
+    """
+    n = ratios.shape[0]
+    log_g, top, proposed = np.empty(ratios.shape), np.empty(n), np.empty(n, dtype=np.int64)
+    _dense_log_g(ratios, code, values, slopes, log_g, top)
+    weights = np.exp(log_g - top[:, None])
+    totals = weights.sum(axis=1)
+    _draw_rows(weights, totals, rng.random(n), proposed)
+    weights /= totals[:, None]
+    return proposed, (log_g, weights, top + np.log(totals))
+
+
+@njit(cache=True)
+def _mark_patch(sites, values, c, marks, bit, code, table_values, slopes, patch_log_g):
+    """Mark chain c's patch sites with ``bit`` and put log g of each first occurrence in ``patch_log_g``
+    (−∞ for a repeat, which then adds nothing)."""
+    for e in range(sites.shape[1]):
+        site = sites[c, e]
+        if marks[site] & bit:
+            patch_log_g[e] = -np.inf
+        else:
+            marks[site] |= bit
+            patch_log_g[e] = log_g_scalar(code, values[c, e], table_values, slopes)
+
+
+@njit(cache=True)
+def _patched_log_z(log_z_state, kept, patch_log_g, log_g, c, marks, bit):
+    """log Z after the patch: Z(x)·kept (the unmarked p_k) plus the patch's g's, exact when ``kept`` underflows."""
+    top = 0.0
+    for e in range(patch_log_g.size):
+        top = max(top, patch_log_g[e] - log_z_state)
+    total = kept * np.exp(-top)
+    for e in range(patch_log_g.size):
+        total += np.exp(patch_log_g[e] - log_z_state - top)
+    if total > _TINY:
+        return log_z_state + top + np.log(total)
+    top = -np.inf  # the kept mass underflowed: sum the log g's themselves
+    for k in range(log_g.shape[1]):
+        if not marks[k] & bit:
+            top = max(top, log_g[c, k])
+    for e in range(patch_log_g.size):
+        top = max(top, patch_log_g[e])
+    if not np.isfinite(top):
+        return top
+    total = 0.0
+    for k in range(log_g.shape[1]):
+        if not marks[k] & bit:
+            total += np.exp(log_g[c, k] - top)
+    for e in range(patch_log_g.size):
+        total += np.exp(patch_log_g[e] - top)
+    return top + np.log(total)
+
+
+@njit(cache=True)
+def dense_learning_terms(ratios, log_g, probs, log_z, code, values, slopes, proposed, proposal_sites, proposal_values,
+                         probe, probe_sites, probe_values, log_t, log_t_probe, log_eta, log_q, grad):
+    """The learning terms of every chain from ``dense_proposals``'s arrays and the two patches (module docstring)."""
+    n, d = ratios.shape
+    marks = np.zeros(d, dtype=np.uint8)
+    proposal_log_g, probe_log_g = np.empty(proposal_sites.shape[1]), np.empty(probe_sites.shape[1])
+    partials = np.empty(len(PARTIALS))
+    loss, grad_eta = 0.0, 0.0
+    for c in range(n):
+        j, k = proposed[c], probe[c]
+        _mark_patch(proposal_sites, proposal_values, c, marks, 1, code, values, slopes, proposal_log_g)
+        _mark_patch(probe_sites, probe_values, c, marks, 2, code, values, slopes, probe_log_g)
+        kept_proposal, kept_probe = 0.0, 0.0
+        for site in range(d):
+            if not marks[site] & 1:
+                kept_proposal += probs[c, site]
+            if not marks[site] & 2:
+                kept_probe += probs[c, site]
+        log_z_proposal = _patched_log_z(log_z[c], kept_proposal, proposal_log_g, log_g, c, marks, 1)
+        log_z_probe = _patched_log_z(log_z[c], kept_probe, probe_log_g, log_g, c, marks, 2)
+        reverse_u = _patched_value(proposal_sites, proposal_values, c, j)
+        probe_reverse_u = _patched_value(probe_sites, probe_values, c, k)
+        reverse = log_g_scalar(code, reverse_u, values, slopes)
+        loss += bound_terms(log_g[c, j], reverse, log_z[c], log_z_proposal, log_g[c, k],
+                            log_g_scalar(code, probe_reverse_u, values, slopes), log_z_probe, log_t[c],
+                            log_t_probe[c], log_eta, partials)
+        grad_eta += partials[7]
+        log_q[c, 0] = log_g[c, j] - log_z[c]
+        log_q[c, 1] = reverse - log_z_proposal
+        _add_pick_gradients(code, values, slopes, ratios[c, j], reverse_u, ratios[c, k], probe_reverse_u, partials,
+                            grad)
+        # ∂/∂v of the normalisers: Σ_k p_k ∂ log g(t_k)/∂v with each normaliser's own p — at x' that is
+        # p_k·Z(x)/Z(x'), or exp(log g − log Z(x')) when that ratio overflows.
+        scale_proposal, scale_probe = np.exp(log_z[c] - log_z_proposal), np.exp(log_z[c] - log_z_probe)
+        rescaled = scale_proposal < _HUGE and scale_probe < _HUGE
+        for site in range(d):
+            coefficient = partials[2] * probs[c, site]
+            if not marks[site] & 1:
+                coefficient += partials[3] * (probs[c, site] * scale_proposal if rescaled
+                                              else np.exp(log_g[c, site] - log_z_proposal))
+            if not marks[site] & 2:
+                coefficient += partials[6] * (probs[c, site] * scale_probe if rescaled
+                                              else np.exp(log_g[c, site] - log_z_probe))
+            add_log_g_gradient(code, ratios[c, site], values, slopes, coefficient, grad)
+        for e in range(proposal_sites.shape[1]):
+            add_log_g_gradient(code, proposal_values[c, e], values, slopes,
+                               partials[3] * np.exp(proposal_log_g[e] - log_z_proposal), grad)
+            marks[proposal_sites[c, e]] = 0
+        for e in range(probe_sites.shape[1]):
+            add_log_g_gradient(code, probe_values[c, e], values, slopes,
+                               partials[6] * np.exp(probe_log_g[e] - log_z_probe), grad)
+            marks[probe_sites[c, e]] = 0
+    return loss, grad_eta
+
+
+# -- mixture trees -------------------------------------------------------------------------------------------
+@njit(cache=True)
+def mixture_component_log_g(ratios):
+    """log g_i(t) of the four fixed functions, ``(n·4, d)`` (row 4c + i): the leaves of the mixture trees."""
+    n, d = ratios.shape
+    out = np.empty((n * COMPONENTS, d))
+    for c in range(n):
+        for i in range(COMPONENTS):
+            for k in range(d):
+                out[COMPONENTS * c + i, k] = fixed_log_g(i, ratios[c, k])
+    return out
+
+
+@njit(cache=True)
+def _mixture_log_z(weights, component_log_z, shares):
+    """log Σ_i w_i Z_i, and ∂ log Z/∂w_i = Z_i/Z into ``shares``."""
+    top = -np.inf
+    for i in range(COMPONENTS):
+        top = max(top, component_log_z[i])
+    total = 0.0
+    for i in range(COMPONENTS):
+        shares[i] = np.exp(component_log_z[i] - top)
+        total += weights[i] * shares[i]
+    for i in range(COMPONENTS):
+        shares[i] /= total
+    return top + np.log(total)
+
+
+@njit(cache=True)
+def mixture_tree_proposals(sums, shift, weights, uniforms, proposed):
+    """j ~ Q(·|x) per chain c: component i with probability w_i Z_i(x)/Z(x) (``uniforms[c, -1]``), then a site
+    from tree 4c + i (``sample_row`` with the other uniforms)."""
+    component_log_z, shares = np.empty(COMPONENTS), np.empty(COMPONENTS)
+    last = uniforms.shape[1] - 1
+    for c in range(proposed.size):
+        for i in range(COMPONENTS):
+            component_log_z[i] = log_total_of(sums, shift, COMPONENTS * c + i)
+        _mixture_log_z(weights, component_log_z, shares)
+        running, component = 0.0, 0
+        for i in range(COMPONENTS):
+            responsibility = weights[i] * shares[i]
+            if responsibility > 0.0 and running <= uniforms[c, last]:
+                component = i
+            running += responsibility
+        proposed[c] = sample_row(sums, COMPONENTS * c + component, uniforms, c)
+
+
+@njit(cache=True)
+def _mixture_log_z_after(log_leaves, sums, shift, c, sites, values, weights, component_log_z, shares, patch_log_g,
+                         path_nodes, path_values):
+    """log Z after chain c's patch (``sites``, ``values``: one row), from its four trees; nothing is written."""
+    for i in range(COMPONENTS):
+        for e in range(sites.size):
+            patch_log_g[e] = fixed_log_g(i, values[e])
+        component_log_z[i], _ = log_total_after(log_leaves, sums, shift, COMPONENTS * c + i, sites, patch_log_g,
+                                                path_nodes, path_values)
+    return _mixture_log_z(weights, component_log_z, shares)
+
+
+@njit(cache=True)
+def mixture_tree_learning_terms(log_leaves, sums, shift, ratios, weights, proposed, proposal_sites,
+                                proposal_values, probe, probe_sites, probe_values, log_t, log_t_probe, log_eta, log_q,
+                                grad):
+    """The learning terms of every chain from its mixture trees and the two patches (module docstring)."""
+    m = max(proposal_sites.shape[1], probe_sites.shape[1])
+    depth = 0
+    while (1 << depth) < log_leaves.shape[1]:
+        depth += 1
+    path_nodes, path_values = np.empty(m * (depth + 1), dtype=np.int64), np.empty(m * (depth + 1))
+    patch_log_g, component_log_z = np.empty(m), np.empty(COMPONENTS)
+    state_shares, proposal_shares, probe_shares = np.empty(COMPONENTS), np.empty(COMPONENTS), np.empty(COMPONENTS)
+    partials = np.empty(len(PARTIALS))
+    loss, grad_eta = 0.0, 0.0
+    for c in range(proposed.size):
+        j, k = proposed[c], probe[c]
+        for i in range(COMPONENTS):
+            component_log_z[i] = log_total_of(sums, shift, COMPONENTS * c + i)
+        log_z_state = _mixture_log_z(weights, component_log_z, state_shares)
+        log_z_proposal = _mixture_log_z_after(log_leaves, sums, shift, c, proposal_sites[c], proposal_values[c],
+                                              weights, component_log_z, proposal_shares, patch_log_g, path_nodes,
+                                              path_values)
+        log_z_probe = _mixture_log_z_after(log_leaves, sums, shift, c, probe_sites[c], probe_values[c], weights,
+                                           component_log_z, probe_shares, patch_log_g, path_nodes, path_values)
+        reverse_u = _patched_value(proposal_sites, proposal_values, c, j)
+        probe_reverse_u = _patched_value(probe_sites, probe_values, c, k)
+        forward, reverse = mixture_log_g(ratios[c, j], weights), mixture_log_g(reverse_u, weights)
+        loss += bound_terms(forward, reverse, log_z_state, log_z_proposal, mixture_log_g(ratios[c, k], weights),
+                            mixture_log_g(probe_reverse_u, weights), log_z_probe, log_t[c], log_t_probe[c],
+                            log_eta, partials)
+        grad_eta += partials[7]
+        log_q[c, 0] = forward - log_z_state
+        log_q[c, 1] = reverse - log_z_proposal
+        _add_pick_gradients(MIXTURE, weights, NO_TABLE, ratios[c, j], reverse_u, ratios[c, k], probe_reverse_u,
+                            partials, grad)
+        for i in range(COMPONENTS):
+            grad[i] += partials[2] * state_shares[i] + partials[3] * proposal_shares[i] + partials[6] * probe_shares[i]
+    return loss, grad_eta
+
+
+@njit(cache=True)
+def commit_mixture_flips(log_leaves, sums, shift, chains, sites, values):
+    """Write the accepted patches (chains ``chains``) into their four trees: O((1 + deg)·log d) each."""
+    for e in range(chains.size):
+        c = chains[e]
+        for f in range(sites.shape[1]):
+            for i in range(COMPONENTS):
+                set_leaf(log_leaves, sums, shift, COMPONENTS * c + i, sites[c, f], fixed_log_g(i, values[c, f]))
