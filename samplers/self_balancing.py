@@ -173,7 +173,8 @@ class _SelfBalancing(Adaptive, param.Parameterized):
         return proposed
 
     def _learning_terms(self, ratios, proposed, proposal, probe, probe_patch, log_t, log_t_probe, log_q, grad):
-        return dense_learning_terms(ratios, *self._dense, *self.learner.kernel.arguments, proposed, *proposal, probe,
+        dense, self._dense = self._dense, None  # this step's scratch, not kept
+        return dense_learning_terms(ratios, *dense, *self.learner.kernel.arguments, proposed, *proposal, probe,
                                     *probe_patch, log_t, log_t_probe, self.learner.log_eta.item(), log_q, grad)
 
     # -- Algorithm 1 / 2 ---------------------------------------------------------------------------------
@@ -220,8 +221,9 @@ class LocalSelfBalancing(_SelfBalancing, LocallyBalanced):
 
     @classmethod
     def estimated_bytes(cls, n_chains, dim, params=None):
-        """The default plus, for LSB1, the four components' sum-trees kept while learning."""
-        mixture = cls._requested(params, "parametrization") == "lsb1"
+        """The default plus, for LSB1 that learns, the four components' sum-trees kept while learning."""
+        learns = cls._requested(params, "burn_in") > 0 or cls._requested(params, "keep_adapting")
+        mixture = cls._requested(params, "parametrization") == "lsb1" and learns
         components = LogSumTree.estimated_bytes(COMPONENTS * n_chains, dim) if mixture else 0
         return super().estimated_bytes(n_chains, dim, params) + components
 
