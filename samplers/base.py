@@ -18,6 +18,7 @@ from functools import cached_property
 
 import numpy as np
 import param
+from numba import njit
 
 from targets.base import Target
 
@@ -75,6 +76,27 @@ def log_softmax(log_weights: np.ndarray) -> np.ndarray:
     """
     shift = log_weights.max(axis=-1, keepdims=True)
     return log_weights - (shift + np.log(np.exp(log_weights - shift).sum(axis=-1, keepdims=True)))
+
+
+@njit(cache=True)
+def log_add(a, b):
+    """log(e^a + e^b) (compiled), exact for −∞ operands."""
+    high, low = (a, b) if a >= b else (b, a)
+    return high if low == -np.inf else high + np.log1p(np.exp(low - high))
+
+
+@njit(cache=True)
+def inverse_cdf(weights, total, u):
+    """The index j with Σ_{k<j} w_k ≤ u·total < Σ_{k≤j} w_k (compiled; a zero weight is never drawn, and rounding
+    past the end gives the last positive one)."""
+    threshold, running, pick = u * total, 0.0, 0
+    for k in range(weights.size):
+        if weights[k] > 0.0:
+            pick = k
+            running += weights[k]
+            if running > threshold:
+                break
+    return pick
 
 
 def metropolis_accept(log_alpha: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -31,6 +31,8 @@ import numpy as np
 from numba import njit
 
 from .balancing import NO_TABLE, add_log_g_gradient, fixed_log_g, log_g_scalar, mixture_log_g, MIXTURE
+from .base import inverse_cdf, log_add
+from .locally_balanced import tree_depth
 from .mi_objective import PARTIALS, bound_terms
 from .sumtree import log_total_after, log_total_of, sample_row, set_leaf
 
@@ -74,17 +76,9 @@ def _dense_log_g(ratios, code, values, slopes, log_g, top):
 
 @njit(cache=True)
 def _draw_rows(weights, totals, uniforms, proposed):
-    """j ∝ weights[c] per row (inverse CDF with ``uniforms[c]``; a zero weight is never drawn)."""
-    n, d = weights.shape
-    for c in range(n):
-        threshold, running, pick = uniforms[c] * totals[c], 0.0, 0
-        for k in range(d):
-            if weights[c, k] > 0.0:
-                pick = k
-                running += weights[c, k]
-                if running > threshold:
-                    break
-        proposed[c] = pick
+    """j ∝ weights[c] per row (``inverse_cdf`` with ``uniforms[c]``)."""
+    for c in range(weights.shape[0]):
+        proposed[c] = inverse_cdf(weights[c], totals[c], uniforms[c])
 
 
 def dense_proposals(ratios, code, values, slopes, rng):
@@ -126,21 +120,13 @@ def _patched_log_z(log_z_state, kept, patch_log_g, log_g, c, marks, bit):
         total += np.exp(patch_log_g[e] - log_z_state - top)
     if total > _TINY:
         return log_z_state + top + np.log(total)
-    top = -np.inf  # the kept mass underflowed: sum the log g's themselves
+    total = -np.inf  # the kept mass underflowed: add up the log g's themselves
     for k in range(log_g.shape[1]):
         if not marks[k] & bit:
-            top = max(top, log_g[c, k])
+            total = log_add(total, log_g[c, k])
     for e in range(patch_log_g.size):
-        top = max(top, patch_log_g[e])
-    if not np.isfinite(top):
-        return top
-    total = 0.0
-    for k in range(log_g.shape[1]):
-        if not marks[k] & bit:
-            total += np.exp(log_g[c, k] - top)
-    for e in range(patch_log_g.size):
-        total += np.exp(patch_log_g[e] - top)
-    return top + np.log(total)
+        total = log_add(total, patch_log_g[e])
+    return total
 
 
 @njit(cache=True)
@@ -237,12 +223,7 @@ def mixture_tree_proposals(sums, shift, weights, uniforms, proposed):
         for i in range(COMPONENTS):
             component_log_z[i] = log_total_of(sums, shift, COMPONENTS * c + i)
         _mixture_log_z(weights, component_log_z, shares)
-        running, component = 0.0, 0
-        for i in range(COMPONENTS):
-            responsibility = weights[i] * shares[i]
-            if responsibility > 0.0 and running <= uniforms[c, last]:
-                component = i
-            running += responsibility
+        component = inverse_cdf(weights * shares, 1.0, uniforms[c, last])
         proposed[c] = sample_row(sums, COMPONENTS * c + component, uniforms, c)
 
 
@@ -264,9 +245,7 @@ def mixture_tree_learning_terms(log_leaves, sums, shift, ratios, weights, propos
                                 grad):
     """The learning terms of every chain from its mixture trees and the two patches (module docstring)."""
     m = max(proposal_sites.shape[1], probe_sites.shape[1])
-    depth = 0
-    while (1 << depth) < log_leaves.shape[1]:
-        depth += 1
+    depth = tree_depth(log_leaves)
     path_nodes, path_values = np.empty(m * (depth + 1), dtype=np.int64), np.empty(m * (depth + 1))
     patch_log_g, component_log_z = np.empty(m), np.empty(COMPONENTS)
     state_shares, proposal_shares, probe_shares = np.empty(COMPONENTS), np.empty(COMPONENTS), np.empty(COMPONENTS)

@@ -58,7 +58,7 @@ from scipy.special import logsumexp
 
 from targets.base import Target
 
-from .base import StepRecord
+from .base import StepRecord, log_add
 from .particle_index import make_index, state_keys
 
 KINDS = ("mcmc", "opad", "opad_plus")
@@ -69,13 +69,6 @@ COUNT_LIMIT = np.iinfo(np.int32).max
 @njit(cache=True)
 def _xlogx(c):
     return c * np.log(c) if c > 0 else 0.0
-
-
-@njit(cache=True)
-def _log_add(a, b):
-    """log(e^a + e^b), exact for −∞ operands."""
-    high, low = (a, b) if a >= b else (b, a)
-    return high if low == -np.inf else high + np.log1p(np.exp(low - high))
 
 
 @njit(cache=True)
@@ -95,9 +88,9 @@ def _fold_samples(counts, proposed, rows, particles, lengths, log_p, sum_xlogx, 
             counts[r, p] = before + lengths[j]
             sum_xlogx[r] += _xlogx(float(before + lengths[j])) - _xlogx(float(before))
             if before == 0:
-                mass_visited[r] = _log_add(mass_visited[r], log_p[j])
+                mass_visited[r] = log_add(mass_visited[r], log_p[j])
                 if proposed[r, p] == 0:
-                    mass_plus[r] = _log_add(mass_plus[r], log_p[j])
+                    mass_plus[r] = log_add(mass_plus[r], log_p[j])
 
 
 @njit(cache=True)
@@ -109,7 +102,7 @@ def _fold_proposals(counts, proposed, rows, particles, log_p, mass_plus):
         p = particles[j]
         for r in (rows[j], pooled):
             if proposed[r, p] == 0 and counts[r, p] == 0:
-                mass_plus[r] = _log_add(mass_plus[r], log_p[j])
+                mass_plus[r] = log_add(mass_plus[r], log_p[j])
             proposed[r, p] += 1
 
 

@@ -167,14 +167,12 @@ class _SelfBalancing(Adaptive, param.Parameterized):
         raise TypeError(f"{type(self).__name__} must implement _keep")
 
     # -- the compiled learning terms (``samplers.lsb_learning``); the mixture trees override these two ------------
-    def _propose(self, ratios: np.ndarray, explore: np.ndarray) -> np.ndarray:
-        """x' ~ Q_θ₀(·|x) for every chain: the flipped sites (``dense_proposals``)."""
-        proposed, self._dense = dense_proposals(ratios, *self.learner.kernel.arguments, self.rng)
-        return proposed
+    def _propose(self, ratios: np.ndarray, explore: np.ndarray):
+        """(x' ~ Q_θ₀(·|x) for every chain — the flipped sites —, what ``_learning_terms`` reads of this step)."""
+        return dense_proposals(ratios, *self.learner.kernel.arguments, self.rng)
 
-    def _learning_terms(self, ratios, proposed, proposal, probe, probe_patch, log_t, log_t_probe, log_q, grad):
-        dense, self._dense = self._dense, None  # this step's scratch, not kept
-        return dense_learning_terms(ratios, *dense, *self.learner.kernel.arguments, proposed, *proposal, probe,
+    def _learning_terms(self, drawn, ratios, proposed, proposal, probe, probe_patch, log_t, log_t_probe, log_q, grad):
+        return dense_learning_terms(ratios, *drawn, *self.learner.kernel.arguments, proposed, *proposal, probe,
                                     *probe_patch, log_t, log_t_probe, self.learner.log_eta.item(), log_q, grad)
 
     # -- Algorithm 1 / 2 ---------------------------------------------------------------------------------
@@ -187,13 +185,13 @@ class _SelfBalancing(Adaptive, param.Parameterized):
             x, log_p, ratios = x.copy(), log_p.copy(), ratios.copy()
             x[explore] = self.rng.integers(0, 2, size=(int(explore.sum()), d), dtype=np.uint8)
             ratios[explore], log_p[explore], _ = self._ratios_at(x[explore])
-        proposed = self._propose(ratios, explore)
+        proposed, drawn = self._propose(ratios, explore)
         probe = self.rng.integers(0, d, size=n)
         *proposal, proposal_log_p, cache = self._patch_after_flip(x, log_p, ratios, proposed)
         *probe_patch, probe_log_p, _ = self._patch_after_flip(x, log_p, ratios, probe)
         log_t = proposal_log_p - log_p
         log_q, grad = np.empty((n, 2)), np.zeros(self.learner.kernel.values.size)
-        loss, grad_eta = self._learning_terms(ratios, proposed, proposal, probe, probe_patch, log_t,
+        loss, grad_eta = self._learning_terms(drawn, ratios, proposed, proposal, probe, probe_patch, log_t,
                                               probe_log_p - log_p, log_q, grad)
         self.last_loss = self.learner.update(loss / n, grad / n, grad_eta / n, self.n_steps)
 
@@ -259,25 +257,23 @@ class LocalSelfBalancing(_SelfBalancing, LocallyBalanced):
     def _propose(self, ratios, explore):
         if self._components is None:
             return super()._propose(ratios, explore)
-        self._explored = np.flatnonzero(explore)
-        if self._explored.size:  # Q₁'s uniform draws: their trees describe the drawn states for this step
-            self._components.rebuild(mixture_component_log_g(ratios[self._explored]),
-                                     self._component_rows(self._explored))
+        explored = np.flatnonzero(explore)
+        if explored.size:  # Q₁'s uniform draws: their trees describe the drawn states for this step
+            self._components.rebuild(mixture_component_log_g(ratios[explored]), self._component_rows(explored))
         proposed = np.empty(ratios.shape[0], dtype=np.int64)
         mixture_tree_proposals(self._components.sums, self._components.shift, self.learner.kernel.values,
                                self.rng.random((ratios.shape[0], self._components.depth + 1)), proposed)
-        return proposed
+        return proposed, explored
 
-    def _learning_terms(self, ratios, proposed, proposal, probe, probe_patch, log_t, log_t_probe, log_q, grad):
+    def _learning_terms(self, drawn, ratios, proposed, proposal, probe, probe_patch, log_t, log_t_probe, log_q, grad):
         if self._components is None:
-            return super()._learning_terms(ratios, proposed, proposal, probe, probe_patch, log_t, log_t_probe, log_q,
-                                           grad)
+            return super()._learning_terms(drawn, ratios, proposed, proposal, probe, probe_patch, log_t, log_t_probe,
+                                           log_q, grad)
         terms = mixture_tree_learning_terms(*self._components.arrays, ratios, self.learner.kernel.values, proposed,
                                             *proposal, probe, *probe_patch, log_t, log_t_probe,
                                             self.learner.log_eta.item(), log_q, grad)
-        if self._explored.size:  # back to the chains' own states, which stay put this step
-            self._components.rebuild(mixture_component_log_g(self._delta[self._explored]),
-                                     self._component_rows(self._explored))
+        if drawn.size:  # the uniform draws' trees go back to their chains' own states, which stay put this step
+            self._components.rebuild(mixture_component_log_g(self._delta[drawn]), self._component_rows(drawn))
         return terms
 
     @staticmethod
