@@ -61,7 +61,7 @@ def available() -> bool:
 
 
 @functools.cache
-def _load(name: str) -> ModuleType:
+def load_module(name: str) -> ModuleType:
     """The reference module ``name`` (a file of ``REFERENCE_DIR``), loaded under a name of its own."""
     spec = importlib.util.spec_from_file_location(f"lsb_reference_{name}", REFERENCE_DIR / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
@@ -69,7 +69,7 @@ def _load(name: str) -> ModuleType:
     return module
 
 
-def _segmentation_task(n: int, batch: int, mu: float, sigma: float) -> tuple[torch.Tensor, torch.Tensor]:
+def segmentation_task(n: int, batch: int, mu: float, sigma: float) -> tuple[torch.Tensor, torch.Tensor]:
     """``(alpha, start_x)`` of shape (batch, n, n), drawn as in ``runner.py``."""
     border = n // 4
     truth = torch.full((n, n), mu)
@@ -81,12 +81,12 @@ def _segmentation_task(n: int, batch: int, mu: float, sigma: float) -> tuple[tor
 
 def _step(kind: str, n: int, batch: int, lam: float, mu: float, sigma: float):
     """The bound method whose call is one step of ``kind``, on a sampler freshly built for the task."""
-    alpha, start_x = _segmentation_task(n, batch, mu, sigma)
+    alpha, start_x = segmentation_task(n, batch, mu, sigma)
     task = dict(batch=batch, n=n, lamda=lam, alpha=alpha, start_x=start_x)
     if kind in ("sqrt", "barker", "min", "max"):
-        return _load("sampler").LBS(func=kind, **task).sample
+        return load_module("sampler").LBS(func=kind, **task).sample
     func, phase = kind.split("_")
-    lsbs = functools.partial(_load("self_sampler").LSBS, func=func, lr=1e-2, hidden=10, max_value=2, **task)
+    lsbs = functools.partial(load_module("self_sampler").LSBS, func=func, lr=1e-2, hidden=10, max_value=2, **task)
     with contextlib.redirect_stdout(io.StringIO()):  # LSB2's constructor prints its fit to √t
         learning = lsbs(burn_in=True)
         if phase == "learning":

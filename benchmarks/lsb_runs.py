@@ -7,8 +7,11 @@ a table spends its burn-in the same way. Reported per run:
 
 * the burn-in trace: the chain-averaged statistic against target evaluations;
 * ``evals_to_converge``: evaluations until the chain-averaged statistic first
-  comes within 1 % (of the start-to-equilibrium distance) of its post-burn-in
-  mean — the "number of target evaluations to converge" of the paper's Fig. 2;
+  comes within 1 % (of its starting distance) of the *equilibrium* value
+  (``samplers.convergence.first_hit``), given a reference known to be reached
+  — exact, from exact samples, or a long run that passed split-R̂
+  (``equilibrium``). Without one the column is "—": the run's own later mean
+  is no equilibrium when chains still drift;
 * post-burn-in bulk ESS of the statistic (rank-normalised, all chains), and
   ESS per 1,000 evaluations and per second.
 """
@@ -25,6 +28,7 @@ import numpy as np
 
 import samplers
 from samplers.balancing import FORMULAS
+from samplers.convergence import Reference, first_hit, long_run_reference, over_dispersed_starts
 from samplers.diagnostics import ess
 
 RESULTS = Path(__file__).parent / "results"
@@ -32,7 +36,7 @@ RESULTS = Path(__file__).parent / "results"
 FIXED_FUNCTIONS = {formula.replace(" ", ""): ("locally_balanced", {"balancing": name})
                    for name, formula in FORMULAS.items()}
 #: The columns of a mixing table (RunResult attributes → headers).
-MIXING_COLUMNS = {"evals_to_converge": "evals to converge", "ess": "ESS", "ess_per_kilo_eval": "ESS / 1k evals",
+MIXING_COLUMNS = {"evals_to_converge": "evals to equilibrium", "ess": "ESS", "ess_per_kilo_eval": "ESS / 1k evals",
                   "ess_per_second": "ESS / s"}
 
 
@@ -49,16 +53,18 @@ class RunResult:
     extra: dict = field(default_factory=dict)
 
 
-def evals_to_converge(mean_trace: np.ndarray, evals: np.ndarray, equilibrium: float, tolerance: float = 0.01) -> float:
-    """Evaluations until the averaged statistic first reaches within ``tolerance``·|start − equilibrium| of equilibrium."""
-    distance = abs(mean_trace[0] - equilibrium)
-    reached = np.flatnonzero(np.abs(mean_trace - equilibrium) <= tolerance * max(distance, 1e-12))
-    return float(evals[reached[0]]) if reached.size else float("nan")
+def equilibrium(target, statistic, chains: int, steps: int) -> Reference:
+    """E_π[statistic] from a long √t run of ``chains`` chains from over-dispersed starts
+    (``samplers.convergence.long_run_reference``; ``reached`` says whether its split-R̂ passed)."""
+    sampler = samplers.make("locally_balanced", target, n_chains=chains, seed=10_000, balancing="sqrt",
+                            init=over_dispersed_starts(target.dim, chains, np.random.default_rng(0)))
+    return long_run_reference(sampler, statistic, steps, thin=max(1, steps // 2000))
 
 
 def run_one(label: str, name: str, target, statistic, *, n_chains: int, seed: int, burn_in: int, steps: int,
-            on_burn_in=None, **params) -> RunResult:
-    """Run ``burn_in`` + ``steps`` steps of sampler ``name`` and summarise (``on_burn_in(sampler, step)`` is a hook)."""
+            reference: Reference | None = None, on_burn_in=None, **params) -> RunResult:
+    """Run ``burn_in`` + ``steps`` steps of sampler ``name`` and summarise (``on_burn_in(sampler, step)`` is a hook);
+    convergence is measured against ``reference`` when it was reached."""
     if name in ("lsb", "flsb"):
         params.setdefault("burn_in", burn_in)
     sampler = samplers.make(name, target, n_chains=n_chains, seed=seed, **params)
@@ -81,7 +87,8 @@ def run_one(label: str, name: str, target, statistic, *, n_chains: int, seed: in
     mean_trace = values[: burn_in + 1].mean(axis=1)
     return RunResult(
         label=label, seed=seed, evals=evals[: burn_in + 1], burn_in_trace=mean_trace,
-        evals_to_converge=evals_to_converge(values.mean(axis=1), evals, float(mixing.mean())),
+        evals_to_converge=(first_hit(evals, values.mean(axis=1), reference.value)
+                           if reference is not None and reference.reached else float("nan")),
         ess=value, ess_per_kilo_eval=1e3 * value / (evals[-1] - evals[burn_in]),
         ess_per_second=value / seconds, extra=extra,
     )
@@ -103,8 +110,9 @@ class Report:
         self.figures: list = []
 
     def add(self, title: str, rows: dict[str, list[RunResult]], columns: dict[str, str], ylabel: str,
-            figure_title: str | None = None, logy: bool = False) -> None:
-        section = table(title, rows, columns)
+            figure_title: str | None = None, logy: bool = False, reference: Reference | None = None) -> None:
+        """A table of ``rows`` (and its burn-in figure); ``reference`` is said under the title."""
+        section = table(title, rows, columns, "" if reference is None else reference_note(reference))
         print(section + "\n", flush=True)
         self.sections.append(section)
         self.figures.append(burn_in_figure(figure_title or title, rows, ylabel, logy=logy))
@@ -121,9 +129,15 @@ def mean_std(values) -> str:
     return f"{values.mean():.3g} ± {values.std(ddof=1) if values.size > 1 else 0.0:.2g}"
 
 
-def table(title: str, rows: dict[str, list[RunResult]], columns: dict[str, str]) -> str:
+def reference_note(reference: Reference) -> str:
+    """What the "evals to equilibrium" column was measured against, or why it is empty."""
+    said = f"Equilibrium reference {reference.value:.4g} ± {reference.standard_error:.2g}: {reference.method}"
+    return said + ("." if reference.reached else " — not reached (split-R̂ ≥ 1.01), so no convergence is measured.")
+
+
+def table(title: str, rows: dict[str, list[RunResult]], columns: dict[str, str], note: str = "") -> str:
     """Markdown table: one row per sampler, mean ± std over seeds of each RunResult attribute in ``columns``."""
-    lines = [f"### {title}", "", "| sampler | " + " | ".join(columns.values()) + " |",
+    lines = [f"### {title}", "", *([note, ""] if note else []), "| sampler | " + " | ".join(columns.values()) + " |",
              "|---|" + "---|" * len(columns)]
     for label, results in rows.items():
         cells = [mean_std([getattr(r, attr) if hasattr(r, attr) else r.extra.get(attr, np.nan) for r in results])

@@ -16,9 +16,10 @@ def results(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("module, argv", [
-    (lsb_segmentation, ["--seeds", "2", "--burn-in", "20", "--steps", "30", "--size", "6", "--chains", "4"]),
+    (lsb_segmentation, ["--seeds", "2", "--burn-in", "20", "--steps", "30", "--size", "6", "--chains", "4",
+                         "--reference-steps", "2000"]),
     (lsb_rbm, ["--seeds", "2", "--burn-in", "50", "--steps", "30", "--chains", "4"]),
-    (lsb_markov, ["--seeds", "2", "--burn-in", "10", "--steps", "20", "--chains", "2"]),
+    (lsb_markov, ["--seeds", "2", "--burn-in", "10", "--steps", "20", "--chains", "2", "--reference-steps", "2000"]),
 ])
 def test_lsb_benchmarks_write_tables_and_figures(module, argv, results, capsys):
     module.main(argv)
@@ -29,13 +30,22 @@ def test_lsb_benchmarks_write_tables_and_figures(module, argv, results, capsys):
     assert "written:" in capsys.readouterr().out
 
 
-def test_convergence_is_measured_from_the_start_to_equilibrium():
-    import numpy as np
+def test_convergence_is_measured_against_a_reached_reference_only():
+    import targets
+    from samplers.convergence import Reference
 
-    trace = np.array([0.0, 0.5, 0.9, 0.995, 1.0, 0.999])
-    evals = np.arange(6) * 10.0
-    assert lsb_runs.evals_to_converge(trace, evals, equilibrium=1.0) == 30.0
-    assert np.isnan(lsb_runs.evals_to_converge(trace[:3], evals[:3], equilibrium=1.0))
+    target = targets.make("ising_segmentation", size=5, lam=0.0, mu=3.0, sigma=3.0, seed=0)
+
+    def agreement(states, log_p):
+        return target.agreement(states)
+
+    reference = lsb_runs.equilibrium(target, agreement, chains=6, steps=4000)
+    assert reference.reached and 0.5 < reference.value < 1.0
+    runs = [lsb_runs.run_one("√t", "locally_balanced", target, agreement, n_chains=6, seed=0, burn_in=300, steps=40,
+                             reference=given) for given in (reference, Reference(0.9, 0.1, 1.5, "disagreeing run"))]
+    assert 0 < runs[0].evals_to_converge <= runs[0].evals[-1]
+    assert runs[1].evals_to_converge != runs[1].evals_to_converge  # NaN: no equilibrium, no convergence time
+    assert "not reached" in lsb_runs.reference_note(Reference(0.9, 0.1, 1.5, "disagreeing run"))
 
 
 def test_unknown_options_are_refused():

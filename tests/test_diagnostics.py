@@ -82,3 +82,24 @@ def test_autocorrelation_in_time_compares_samplers_per_unit_of_compute():
     assert integrated_time(slow_lags, slow) == pytest.approx(0.19, rel=0.25)
     assert integrated_time(fast_lags, fast) < 0.35 * integrated_time(slow_lags, slow)
     assert np.isnan(integrated_time(np.array([0.0, 1.0]), np.array([1.0, 0.9])))
+
+
+def test_lsb_authors_ess_follows_their_formula(rng):
+    """ess.py's loop on the direct (biased, demeaned) autocorrelation, as statsmodels' acf computes it."""
+    from samplers.diagnostics import lsb_authors_ess
+
+    draws, lags = ar1(rng, 0.8, 3, 3000), 100
+    expected = []
+    for chain in draws:
+        centred = chain - chain.mean()
+        rho = np.array([centred[: centred.size - j] @ centred[j:] for j in range(lags + 1)]) / (centred @ centred)
+        window, total = lags + 1, 0.0
+        for j in range(1, window):
+            if rho[j] > 0.05:
+                total += rho[j] * (1.0 - j / window)
+        expected.append(window / (1.0 + 2.0 * total))
+    np.testing.assert_allclose(lsb_authors_ess(draws, lags), expected, rtol=1e-9)
+    # A window of D = 101 draws of an AR(1) with φ = 0.8 holds about D(1 − φ)/(1 + φ) ≈ 11 effective draws.
+    assert 8 < lsb_authors_ess(draws, lags).mean() < 15
+    with pytest.raises(ValueError, match="lags"):
+        lsb_authors_ess(draws, 0)

@@ -134,6 +134,24 @@ def test_segmentation_follows_eq6():
     np.testing.assert_array_equal(again.observation, target.observation)
 
 
+
+
+def test_segmentation_as_the_authors_code_builds_it(rng):
+    """field="authors", periodic=True: α = μs* + U(−σ, σ), and the flip ratios of the authors' ``LBS``
+    (exp(−2αx − 2λx·Σ of the four wrapped neighbours), spins x = ±1) at a random state."""
+    n, lam, mu, sigma = 8, 0.7, 1.0, 3.0
+    target = targets.make("ising_segmentation", size=n, lam=lam, mu=mu, sigma=sigma, field="authors", periodic=True,
+                          seed=4)
+    noise = target.alpha - mu * target.ground_truth
+    assert np.all(np.abs(noise) <= sigma) and noise.std() > 1.0  # uniform on (−3, 3): sd √3
+    np.testing.assert_array_equal(target.observation, target.alpha)
+    bits = random_states(target, rng, n=3)
+    spins = 2.0 * bits.reshape(-1, n, n) - 1.0
+    neighbours = sum(np.roll(spins, shift, axis) for shift in (1, -1) for axis in (1, 2))
+    authors = -2.0 * target.alpha * spins - 2.0 * lam * spins * neighbours
+    np.testing.assert_allclose(target.delta_log_prob(bits), authors.reshape(3, -1), atol=1e-12)
+    assert targets.IsingSegmentation.estimate_size({"size": n, "periodic": True}).model_bytes > \
+        targets.IsingSegmentation.estimate_size({"size": n}).model_bytes
 def test_with_params_builds_the_changed_model():
     target = targets.make("ising1d", m=6)
     changed = target.with_params(m=9)

@@ -1,0 +1,318 @@
+"""The LSB paper's headline claims (§5.1: Fig. 2 and Table 2), on the paper's accounting and on fair ones.
+
+**Fig. 2, case 3 (λ = 1, μ = 1, σ = 3): "LSB2 converges about twice as fast as
+√t".** Convergence of the chain mean of the magnetisation Σ_i s_i (s = ±1,
+what the authors' figure plots) is read against an equilibrium reference
+known to be reached (``samplers.convergence``: a long √t run from
+over-dispersed starts whose split-R̂ < 1.01), by the excess area (primary)
+and the first hit of the 1 % band; ratios √t / LSB2 per seed (> 1: LSB2
+faster) with 95 % t-intervals over seeds. Axes: the paper's — iterations,
+where the authors' ``runner.py`` makes two LSB2 learning moves per iteration
+(it calls ``sample_burn_in()`` twice) and one move of √t — then moves, target
+evaluations and CPU seconds. Targets: the authors' construction (α = μs* +
+U(−σ, σ), wrapped; one field for all chains where they draw one per chain)
+and the paper's Eq. 6, on which single-flip chains are metastable (the
+reference is not reached, and the report says so instead of claiming a time).
+
+**Table 2, case 4 (λ = 1, μ = 3, σ = 3): LSB2's ESS 20.11 ± 15.58 against
+√t's 7.08 ± 4.07.** On the paper's accounting: the authors' target and
+schedule (burn-in 800 iterations, LSB2 learning twice per iteration), their
+ESS (``samplers.diagnostics.lsb_authors_ess``, lags 100) on the trace their
+``eval.sh`` slices — from iteration 400, so 400 burn-in iterations (LSB still
+learning) are in it — mean ± sd over chains. On fair ones: the standard bulk
+ESS of each chain on the sampling phase alone, and per 1,000 evaluations.
+
+With the authors' code present (``../shared/reference/lsb``), their own
+``LBS("sqrt")`` and ``LSBS("lsb2")`` run the same schedules on their per-chain
+targets: Fig. 2 read the paper's way (against √t's final plateau, the mean of
+its last 10 % of iterations: no equilibrium reference exists for their 30
+posteriors), and Table 2 with their ESS and slicing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import time
+from dataclasses import dataclass
+
+import holoviews as hv
+import numpy as np
+import torch
+from scipy import stats
+
+import samplers
+import targets
+from samplers.convergence import Reference, excess_area, first_hit, interval
+from samplers.diagnostics import ess_per_chain, lsb_authors_ess
+
+from .claims import Claim, judge, verdict
+from .lsb_reference import SEED, available, load_module, segmentation_task
+from .lsb_runs import equilibrium
+
+SIZE = 30
+CASE_3 = dict(lam=1.0, mu=1.0, sigma=3.0)
+CASE_4 = dict(lam=1.0, mu=3.0, sigma=3.0)
+AUTHORS_TARGET = dict(field="authors", periodic=True)
+#: The authors' Table 2 settings for case 4 (``runner.sh``: burn-in 800; ``eval.sh``: slice from 400, lags 100).
+TABLE_2 = dict(burn_in=800, eval_burn_in=400, lags=100)
+#: Convergence axes; the first is the paper's.
+AXES = {"iterations": "iterations (LSB2: 2 moves each)", "moves": "moves", "evaluations": "target evaluations",
+        "seconds": "CPU seconds"}
+FAIR = ("moves", "evaluations")
+#: Fig. 2's claimed speed-up of LSB2 over √t.
+CLAIMED_SPEEDUP = 2.0
+LSB2 = {"parametrization": "lsb2", "optimizer": "adam", "learning_rate": 1e-2}  # the authors' runner.sh
+
+
+def magnetisation(states: np.ndarray, log_p: np.ndarray | None = None) -> np.ndarray:
+    """Σ_i s_i with s = 2x − 1, per chain (the authors' ``summary``; log p̃ is not used)."""
+    return 2.0 * states.sum(axis=1, dtype=np.int64) - states.shape[1]
+
+
+@dataclass(frozen=True)
+class Run:
+    """Per-chain magnetisation after every iteration (row 0: the start) and each axis's value there."""
+
+    values: np.ndarray  # (iterations + 1, chains)
+    axes: dict[str, np.ndarray]
+
+    @property
+    def mean(self) -> np.ndarray:
+        return self.values.mean(axis=1)
+
+
+def run(name: str, params: dict, target, chains: int, seed: int, iterations: int, learning_iterations: int = 0,
+        moves_per_learning_iteration: int = 1) -> Run:
+    """``iterations`` iterations: ``moves_per_learning_iteration`` moves in each of the first
+    ``learning_iterations``, one after; CPU seconds count the moves alone."""
+    sampler = samplers.make(name, target, n_chains=chains, seed=seed, **params)
+    values = [magnetisation(sampler.states)]
+    axes = {"iterations": [0], "moves": [0], "evaluations": [sampler.n_evals], "seconds": [0.0]}
+    moves, seconds = 0, 0.0
+    for k in range(1, iterations + 1):
+        repeat = moves_per_learning_iteration if k <= learning_iterations else 1
+        start = time.process_time()
+        for _ in range(repeat):
+            sampler.step(record=False)
+        seconds += time.process_time() - start
+        moves += repeat
+        values.append(magnetisation(sampler.states))
+        for axis, value in zip(axes, (k, moves, sampler.n_evals, seconds)):
+            axes[axis].append(value)
+    return Run(np.array(values), {axis: np.array(v, dtype=float) for axis, v in axes.items()})
+
+
+def sqrt_and_lsb2(target, chains: int, seed: int, iterations: int, learning_iterations: int) -> dict[str, Run]:
+    """√t and LSB2 on the authors' schedule: LSB2 learns for ``learning_iterations`` iterations, two moves each."""
+    return {"√t": run("locally_balanced", {"balancing": "sqrt"}, target, chains, seed, iterations),
+            "LSB2": run("lsb", {**LSB2, "burn_in": 2 * learning_iterations}, target, chains, seed, iterations,
+                        learning_iterations, moves_per_learning_iteration=2)}
+
+
+def speedups(runs: list[dict[str, np.ndarray | Run]], axes_of, reference_of) -> dict[str, tuple[list, list]]:
+    """Per axis, per seed: (√t / LSB2 of the excess area, of the first hit); the area's budget is the axis range
+    every run covers. ``axes_of(seed_runs, label, axis)`` gives a run's axis, ``reference_of(seed_runs)`` μ."""
+    out = {}
+    for axis in AXES:
+        budget = min(axes_of(seed_runs, label, axis)[-1] for seed_runs in runs for label in seed_runs)
+        area, hit = [], []
+        for seed_runs in runs:
+            mu = reference_of(seed_runs)
+            traces = {label: (axes_of(seed_runs, label, axis), _mean(seed_runs[label])) for label in seed_runs}
+            area.append(excess_area(*traces["√t"], mu, budget) / excess_area(*traces["LSB2"], mu, budget))
+            hit.append(first_hit(*traces["√t"], mu) / first_hit(*traces["LSB2"], mu))
+        out[axis] = (area, hit)
+    return out
+
+
+def _mean(trace) -> np.ndarray:
+    return trace.mean if isinstance(trace, Run) else trace
+
+
+def figure_2(args) -> Claim:
+    """LSB Fig. 2 (case 3): ours on both targets, the authors' code if present."""
+    lines = [f"{SIZE}×{SIZE}, {args.chains} chains, {args.iterations} iterations (all of them burn-in, as in Fig. 2), "
+             f"{args.seeds} seeds; ratios √t / LSB2 (> 1: LSB2 faster), mean [95 % interval] over seeds.", ""]
+    figures, found = [], {}
+    for label, variant in {"the authors' construction (uniform α, wrapped)": AUTHORS_TARGET,
+                           "the paper's Eq. 6": {}}.items():
+        target = targets.make("ising_segmentation", size=SIZE, seed=0, **CASE_3, **variant)
+        reference = equilibrium(target, magnetisation, args.chains, args.reference_steps)
+        lines += [f"#### On {label}", "", f"Equilibrium reference: {reference.value:.1f} ± "
+                  f"{reference.standard_error:.1f}, {reference.method}.", ""]
+        runs = [sqrt_and_lsb2(target, args.chains, seed, args.iterations, args.iterations)
+                for seed in range(args.seeds)]
+        figures += _traces_figure(f"Fig. 2 case 3, {label}", runs, reference)
+        if not reference.reached:
+            lines += [f"Not measured: the long run's chains disagree (split-R̂ {reference.rhat:.3f} ≥ 1.01), so "
+                      "it is no equilibrium reference, and no convergence time can be claimed on this target.", ""]
+            continue
+        ratios = speedups(runs, lambda seed_runs, name, axis: seed_runs[name].axes[axis], lambda _: reference.value)
+        lines += _ratio_table(ratios, AXES)
+        found = {axis: interval(area) for axis, (area, _) in ratios.items()}
+    authors = {}
+    if available() and args.authors_seeds > 0:
+        with torch.random.fork_rng(devices=[]):
+            authors_lines, authors = _authors_figure_2(args)
+        lines += authors_lines
+    paper_holds = judge(found["iterations"], CLAIMED_SPEEDUP) if found else None
+    fair = [judge(found[axis], CLAIMED_SPEEDUP) for axis in FAIR] if found else [None]
+    fair_holds = None if None in fair else all(fair)
+    shown = ", ".join(f"{axis} {found[axis]}" for axis in (*FAIR, "seconds")) if found else "—"
+    theirs = (f"; authors' code, against √t's plateau: {authors['iterations']}, per move {authors['moves']}"
+              if authors else "")
+    return Claim(
+        paper="LSB", where="Fig. 2, case 3",
+        claim="LSB2 converges about twice as fast as the best fixed function, √t",
+        papers_number="≈ 2× (iterations)", ours_papers_axis=str(found.get("iterations", "—")) + theirs,
+        ours_fair=shown, verdict=verdict(paper_holds, fair_holds),
+        reason=("no equilibrium reference was reached on the authors' construction" if not found else
+                "LSB2 makes two moves per iteration in the authors' schedule, √t one; per move and per evaluation "
+                "(each LSB2 move also scores the probe's neighbourhood) it is not faster"
+                if paper_holds and fair_holds is False else ""),
+        details=lines, figures=figures)
+
+
+def _ratio_table(ratios: dict, titles: dict) -> list[str]:
+    lines = ["| axis | excess area ratio | first-hit ratio |", "|---|---|---|"]
+    lines += [f"| {titles[axis]} | {interval(area)} | {interval(hit)} |" for axis, (area, hit) in ratios.items()]
+    return lines + [""]
+
+
+def _authors_figure_2(args) -> tuple[list[str], dict]:
+    """The authors' √t and LSB2 on their per-chain case-3 targets, Fig. 2's schedule, against √t's plateau:
+    Markdown lines, and the excess-area ratio's interval per axis."""
+    runs = []
+    for seed in range(args.authors_seeds):
+        fixed, learned = _authors_samplers(CASE_3, args.chains, seed)
+        traces = {"√t": [_authors_mean(fixed)], "LSB2": [_authors_mean(learned)]}
+        for _ in range(args.iterations):
+            fixed.sample()
+            learned.sample_burn_in()
+            learned.sample_burn_in()
+            traces["√t"].append(_authors_mean(fixed))
+            traces["LSB2"].append(_authors_mean(learned))
+        runs.append({label: np.array(trace) for label, trace in traces.items()})
+    iterations = np.arange(args.iterations + 1, dtype=float)
+    moves = {"√t": iterations, "LSB2": 2 * iterations}
+    axes = {"iterations": AXES["iterations"], "moves": "moves"}
+    plateau = max(1, args.iterations // 10)
+    ratios = speedups(runs, lambda _, label, axis: iterations if axis == "iterations" else moves[label],
+                      lambda seed_runs: seed_runs["√t"][-plateau:].mean())
+    lines = [f"#### The authors' code ({args.authors_seeds} seeds, their per-chain targets, against √t's own "
+             "plateau)", "", *_ratio_table({axis: ratios[axis] for axis in axes}, axes)]
+    return lines, {axis: interval(ratios[axis][0]) for axis in axes}
+
+
+def _authors_samplers(case: dict, chains: int, seed: int, fixed_function: str = "sqrt"):
+    """The authors' ``LBS`` and learning ``LSBS("lsb2")`` on a task drawn as their runner draws it (torch's global
+    generator seeded with their seed + ``seed``; callers keep it in ``torch.random.fork_rng``)."""
+    torch.manual_seed(SEED + seed)
+    alpha, start_x = segmentation_task(SIZE, chains, case["mu"], case["sigma"])
+    task = dict(batch=chains, n=SIZE, lamda=case["lam"], alpha=alpha, start_x=start_x)
+    with contextlib.redirect_stdout(io.StringIO()):  # the LSB2 constructor prints its fit to √t
+        learned = load_module("self_sampler").LSBS(func="lsb2", lr=1e-2, hidden=10, max_value=2, **task)
+    return load_module("sampler").LBS(func=fixed_function, **task), learned
+
+
+def _authors_mean(sampler) -> float:
+    return float(sampler.x.sum(dim=(1, 2)).double().mean())
+
+
+def _traces_figure(title: str, runs: list[dict[str, Run]], reference: Reference):
+    """Seed-averaged chain-mean traces against iterations (the paper's axis) and moves, with the reference."""
+    panels = []
+    for axis in ("iterations", "moves"):
+        curves = [hv.Curve((np.mean([r[label].axes[axis] for r in runs], axis=0),
+                            np.mean([r[label].mean for r in runs], axis=0)), AXES[axis], "mean Σ s", label=label)
+                  for label in runs[0]]
+        curves.append(hv.HLine(reference.value).opts(color="black", line_dash="dashed"))
+        panels.append(hv.Overlay(curves).opts(title=f"{title}: against {axis}", width=520, height=340,
+                                              legend_position="top_right"))
+    return panels
+
+
+# -- Table 2 ---------------------------------------------------------------------------------------------
+def table_2(args) -> Claim:
+    """LSB Table 2, case 4: LSB2's ESS against √t's, the authors' way and the standard way."""
+    target = targets.make("ising_segmentation", size=SIZE, seed=0, **CASE_4, **AUTHORS_TARGET)
+    burn_in, start, lags = TABLE_2["burn_in"], TABLE_2["eval_burn_in"], TABLE_2["lags"]
+    iterations = burn_in + args.sampling_iterations
+    runs = sqrt_and_lsb2(target, args.chains, 0, iterations, burn_in)
+    authors, standard, per_eval = {}, {}, {}
+    for label, result in runs.items():
+        authors[label] = lsb_authors_ess(result.values[start + 1:].T, lags)
+        sampling = result.values[burn_in + 1:].T
+        standard[label] = ess_per_chain(sampling)
+        per_eval[label] = 1e3 * standard[label] / (result.axes["evaluations"][-1] - result.axes["evaluations"][burn_in])
+    lines = [f"{SIZE}×{SIZE}, the authors' target, {args.chains} chains, burn-in {burn_in} iterations (LSB2 learning "
+             f"twice per iteration), {args.sampling_iterations} sampling iterations; mean ± sd over chains, as the "
+             "paper reports.", "",
+             "| ESS | √t | LSB2 |", "|---|---|---|",
+             "| paper (Table 2) | 7.08 ± 4.07 | 20.11 ± 15.58 |",
+             _ess_row(f"authors' ESS, lags {lags}, from iteration {start} (their slicing)", authors),
+             _ess_row("bulk ESS per chain, sampling phase only", standard),
+             _ess_row("bulk ESS per 1,000 evaluations, sampling phase", per_eval), ""]
+    theirs = None
+    if available() and args.authors_seeds > 0:
+        with torch.random.fork_rng(devices=[]):
+            theirs = _authors_table_2(args)
+        lines += ["#### The authors' code (seed 0, their per-chain targets)", "", "| ESS | √t | LSB2 |",
+                  "|---|---|---|", _ess_row(f"authors' ESS, lags {lags}, from iteration {start}", theirs), ""]
+    paper_holds = _larger(authors["LSB2"], authors["√t"])
+    fair = [_larger(standard["LSB2"], standard["√t"]), _larger(per_eval["LSB2"], per_eval["√t"])]
+    fair_holds = False if False in fair else None if None in fair else True
+    reason = "" if paper_holds else "LSB2's ESS is not larger than √t's even with the authors' ESS and slicing"
+    if theirs is not None and paper_holds != _larger(theirs["LSB2"], theirs["√t"]):
+        reason = (f"{reason}; " if reason else "") + (
+            "the authors' own code, run as published, " + ("does not" if paper_holds else "does")
+            + f" show it (LSB2 {_mean_sd(theirs['LSB2'])}, √t {_mean_sd(theirs['√t'])})")
+    return Claim(
+        paper="LSB", where="Table 2, case 4", claim="LSB2 mixes best: ESS 20.11 ± 15.58 against √t's 7.08 ± 4.07",
+        papers_number="LSB2 / √t ≈ 2.8 (ESS)",
+        ours_papers_axis=f"LSB2 {_mean_sd(authors['LSB2'])}, √t {_mean_sd(authors['√t'])}",
+        ours_fair=f"bulk ESS LSB2 {_mean_sd(standard['LSB2'])}, √t {_mean_sd(standard['√t'])}",
+        verdict=verdict(paper_holds, fair_holds), reason=reason, details=lines, figures=[])
+
+
+def _larger(a: np.ndarray, b: np.ndarray) -> bool | None:
+    """Whether a's mean exceeds b's: True or False when Welch's one-sided t-test over chains says so at 5 %,
+    None when neither direction is significant."""
+    if stats.ttest_ind(a, b, equal_var=False, alternative="greater").pvalue < 0.05:
+        return True
+    if stats.ttest_ind(a, b, equal_var=False, alternative="less").pvalue < 0.05:
+        return False
+    return None
+
+
+def _mean_sd(values: np.ndarray) -> str:
+    return f"{values.mean():.3g} ± {values.std():.2g}"
+
+
+def _ess_row(title: str, values: dict[str, np.ndarray]) -> str:
+    return f"| {title} | {_mean_sd(values['√t'])} | {_mean_sd(values['LSB2'])} |"
+
+
+def _authors_table_2(args) -> dict[str, np.ndarray]:
+    """Per chain, the ESS of the authors' √t and LSB2 on case 4 with their schedule, ESS and slicing (seed 0)."""
+    burn_in, start, lags = TABLE_2["burn_in"], TABLE_2["eval_burn_in"], TABLE_2["lags"]
+    fixed, learned = _authors_samplers(CASE_4, args.chains, 0)
+    traces = {"√t": [fixed.x.sum(dim=(1, 2))], "LSB2": [learned.x.sum(dim=(1, 2))]}
+    for _ in range(burn_in):
+        fixed.sample()
+        learned.sample_burn_in()
+        learned.sample_burn_in()
+        traces["√t"].append(fixed.x.sum(dim=(1, 2)))
+        traces["LSB2"].append(learned.x.sum(dim=(1, 2)))
+    frozen = load_module("self_sampler").LSBS  # runner.py hands the learned network over to a sampling LSBS
+    learned = frozen(batch=args.chains, n=SIZE, lamda=CASE_4["lam"], alpha=learned.alpha, func="lsb2", lr=1e-2,
+                     start_x=learned.x, theta=learned.model.state_dict(), hidden=10, max_value=2, burn_in=False)
+    with torch.no_grad():  # their sampling step keeps an autograd graph otherwise (it never reads it)
+        for _ in range(args.sampling_iterations):
+            fixed.sample()
+            learned.sample()
+            traces["√t"].append(fixed.x.sum(dim=(1, 2)))
+            traces["LSB2"].append(learned.x.sum(dim=(1, 2)))
+    values = {label: torch.stack(trace).double().numpy() for label, trace in traces.items()}
+    return {label: lsb_authors_ess(v[start + 1:].T, lags) for label, v in values.items()}

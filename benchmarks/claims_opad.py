@@ -1,0 +1,91 @@
+"""The OPAD paper's claim (§4, Figs. 1–4): reweighting makes the KL "from one-tenth to one-thousandth" of MCMC's.
+
+For each figure's target and the paper's reference MCMC, 20 chains each feed
+a ``ParticleStore``, and the exact KL(P‖π) of each chain's MCMC, OPAD and
+OPAD+ approximations is read (``benchmarks.opad_runs.kl_curves``). The claim
+is about a ratio of divergences, so the axis (iterations, with OPAD+ using
+the proposals the chain scored anyway) is shared and fair; what the paper's
+figures leave open is *which* approximation and *when*: its plots run to 10⁴
+and (Ising) 10⁶ iterations and show both. So:
+
+* on the paper's accounting the claim holds if the better of OPAD and OPAD+
+  reaches a tenth of MCMC's KL by the paper's longest horizon;
+* on a fair one, if both do, at every horizon the paper shows (10⁴ as well).
+
+The ratio is the median over chains of KL(MCMC) / KL(approximation) (each
+chain with its own approximations), with its 2.5–97.5 % range over chains.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import targets
+
+from .claims import Claim, verdict
+from .opad_dag import DATA_SEEDS
+from .opad_runs import kl_curves, log_normaliser
+
+#: The tenfold reduction the paper claims at least.
+CLAIMED = 10.0
+
+
+def cases(args) -> list[tuple[str, str, object, str, list[int]]]:
+    """(figure, target title, target, the paper's reference MCMC, horizons) of each figure audited."""
+    return [
+        ("Fig. 1", "1-D Ising chain, m = 15", targets.make("ising1d", m=15, beta=0.5, J=1.0, h=0.1, mu=1.0),
+         "metropolis", sorted({args.opad_steps, args.opad_long_steps})),
+        ("Fig. 2", "Bayesian variable selection, synthetic m = 20, n = 200",
+         targets.make("bvs", dataset="synthetic", n_predictors=20, n_samples=200, seed=0), "metropolis",
+         [args.opad_steps]),
+        ("Fig. 3", "DAGs on 5 nodes, ER(5, 2)",
+         targets.make("dag", n_nodes=5, expected_degree=2.0, n_samples=200, seed=DATA_SEEDS[2.0]), "structure_mcmc",
+         [args.opad_steps]),
+        ("Fig. 4", "DAGs on 5 nodes, ER(5, 2)",
+         targets.make("dag", n_nodes=5, expected_degree=2.0, n_samples=200, seed=DATA_SEEDS[2.0]), "partition_mcmc",
+         [args.opad_steps]),
+    ]
+
+
+def reductions(target, name: str, steps: int, chains: int) -> dict[str, np.ndarray]:
+    """Per chain, KL(MCMC) / KL(OPAD) and / KL(OPAD+) after ``steps`` steps of ``name``."""
+    curves = kl_curves(name, target, log_normaliser(target), name, {}, steps, chains, seed=0)
+    last = {kind: values[-1] for kind, values in curves.kl.items()}
+    with np.errstate(divide="ignore"):
+        return {kind: last["mcmc"] / last[kind] for kind in ("opad", "opad_plus")}
+
+
+def _cell(ratios: np.ndarray) -> str:
+    low, high = np.quantile(ratios, [0.025, 0.975])
+    return f"{np.median(ratios):.3g} [{low:.2g}, {high:.2g}]"
+
+
+def kl_reduction(args) -> list[Claim]:
+    """One claim per figure: the median KL reduction of OPAD and OPAD+ at each of the paper's horizons."""
+    claims = []
+    for figure, title, target, name, horizons in cases(args):
+        found = {steps: reductions(target, name, steps, args.opad_chains) for steps in horizons}
+        lines = [f"{title}; {args.opad_chains} chains of {name}; KL(MCMC) / KL(·) per chain, median [2.5 %, 97.5 %] "
+                 "over chains (the paper: 10 to 1000).", "", "| iterations | MCMC / OPAD | MCMC / OPAD+ |",
+                 "|---|---|---|", *(f"| {steps:,} | {_cell(r['opad'])} | {_cell(r['opad_plus'])} |"
+                                     for steps, r in found.items()), ""]
+        best = max(np.median(ratios) for ratios in found[horizons[-1]].values())
+        paper_holds = bool(best >= CLAIMED)
+        fair_holds = all(bool(np.median(r[kind]) >= CLAIMED) for r in found.values() for kind in r)
+        shown = ", ".join(f"{steps:,}: OPAD {np.median(r['opad']):.3g}×, OPAD+ {np.median(r['opad_plus']):.3g}×"
+                          for steps, r in found.items())
+        claims.append(Claim(
+            paper="OPAD", where=f"{figure}, {title}", claim="OPAD and OPAD+ cut MCMC's KL to 1/10–1/1000",
+            papers_number="10×–1000×",
+            ours_papers_axis=f"best at {horizons[-1]:,}: {best:.3g}×",
+            ours_fair=shown, verdict=verdict(paper_holds, fair_holds),
+            reason=_why(paper_holds, fair_holds), details=lines))
+    return claims
+
+
+def _why(paper_holds: bool, fair_holds: bool) -> str:
+    if fair_holds:
+        return ""
+    if paper_holds:
+        return "only the better of the two, at the longest horizon, reaches a tenth"
+    return "neither OPAD nor OPAD+ reaches a tenth of MCMC's KL by the paper's horizon"

@@ -1,0 +1,76 @@
+"""The audit of the papers' claims: the verdict rule, the intracluster acceptance check, the benchmark end to end."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import benchmarks.lsb_runs as lsb_runs
+import targets
+from benchmarks import paper_claims
+from benchmarks.claims import VERDICTS, judge, verdict
+from benchmarks.claims_intracluster import exact_acceptance, measured_acceptance, stationary_states
+from benchmarks.lsb_reference import available
+from samplers.convergence import Interval, interval
+
+
+def test_the_verdict_follows_both_accountings():
+    assert verdict(True, True) == "reproduced"
+    assert verdict(True, False) == "reproduced only under the paper's accounting"
+    assert verdict(False, True) == verdict(False, None) == "not reproduced"
+    assert verdict(None, True) == verdict(True, None) == "inconclusive"
+    assert set(VERDICTS) == {verdict(a, b) for a in (True, False, None) for b in (True, False, None)}
+
+
+def test_a_speedup_is_judged_from_its_interval():
+    assert judge(Interval(1.97, 1.91, 2.03, 5), claimed=2.0) is True
+    assert judge(Interval(1.0, 0.97, 1.03, 5), claimed=2.0) is False  # level: the claimed 2× is excluded
+    assert judge(Interval(1.0, 0.5, 2.5, 5), claimed=2.0) is None
+    assert judge(Interval(0.3, -0.1, 0.7, 5)) is False and judge(Interval(1.5, 0.4, 2.6, 3)) is None
+    assert judge(interval([])) is None
+
+
+def test_the_sampler_accepts_intracluster_moves_at_the_exact_kernels_rate():
+    """From π_n, the sampler's acceptance is E_π[acceptance] of the enumerated kernel (Eq. 6, every walk)."""
+    target = targets.make("ising_lattice", size=4, beta=1 / 2.27)
+    drawn = stationary_states(target, 8, 300, np.random.default_rng(1))
+    for k, gamma in ((1, 1.0), (2, 0.5)):
+        exact = interval(exact_acceptance(target, 8, k, gamma, drawn[:120]))
+        sampled = interval(measured_acceptance(target, 8, k, gamma, False, 30, chains=300, init=drawn, settle=0))
+        assert abs(exact.mean - sampled.mean) < 2 * ((exact.high - exact.mean) + (sampled.high - sampled.mean))
+
+
+def test_paper_claims_write_a_verdict_table_its_record_and_the_investigation(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(lsb_runs, "RESULTS", tmp_path)
+    monkeypatch.setattr(paper_claims, "RESULTS", tmp_path)
+    paper_claims.main(["--seeds", "2", "--iterations", "40", "--sampling-iterations", "200", "--chains", "4",
+                       "--reference-steps", "2000", "--authors-seeds", "0", "--im-scale", "0.03", "--im-trials", "2",
+                       "--im-moves", "15", "--im-acceptance-moves", "3", "--opad-chains", "2", "--opad-steps", "200",
+                       "--opad-long-steps", "400"])
+    text = (tmp_path / "paper_claims.md").read_text()
+    record = json.loads((tmp_path / "paper_claims.json").read_text())
+    rows = record["claims"]
+    assert [row["paper"] for row in rows] == ["LSB"] * 2 + ["Intracluster"] * 3 + ["OPAD"] * 4
+    assert all(row["verdict"] in VERDICTS for row in rows)
+    assert record["settings"]["im_moves"] == 15 and record["commit"]
+    assert "| paper | where | claim | paper's number |" in text
+    assert "why the paper's settings accept almost nothing" in text and "| k | γ | exact | sampler |" in text
+    assert "Equilibrium reference:" in text and "The authors' code" not in text
+    assert (tmp_path / "paper_claims.html").stat().st_size > 10_000
+    assert "written:" in capsys.readouterr().out
+
+
+def test_paper_claims_refuse_an_unknown_paper():
+    with pytest.raises(SystemExit, match="unknown paper"):
+        paper_claims.main(["--papers", "lsb,zanella"])
+
+
+@pytest.mark.skipif(not available(), reason="the LSB authors' code is not in ../shared/reference/lsb")
+def test_the_authors_code_runs_their_fig_2_schedule():
+    from benchmarks.claims_lsb import _authors_figure_2
+
+    lines, ratios = _authors_figure_2(SimpleNamespace(authors_seeds=1, iterations=6, chains=3))
+    assert set(ratios) == {"iterations", "moves"} and "#### The authors' code" in lines[0]
