@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from dashboard.claims import COLUMNS
 from samplers.convergence import Interval
 
 VERDICTS = ("reproduced", "reproduced only under the paper's accounting", "not reproduced", "inconclusive")
@@ -59,12 +60,7 @@ class Claim:
         return {key: value for key, value in asdict(self).items() if key not in ("details", "figures")}
 
 
-COLUMNS = {"paper": "paper", "where": "where", "claim": "claim", "papers_number": "paper's number",
-           "ours_papers_axis": "ours, paper's axis and accounting", "ours_fair": "ours, fair axes",
-           "verdict": "verdict", "reason": "why"}
-
-
 def verdict_table(claims: list[Claim]) -> list[str]:
-    """The Markdown verdict table, one row per claim."""
+    """The Markdown verdict table, one row per claim (the columns of the dashboard's claims card)."""
     lines = ["| " + " | ".join(COLUMNS.values()) + " |", "|" + "---|" * len(COLUMNS)]
     return lines + ["| " + " | ".join(claim.row()[key] or "—" for key in COLUMNS) + " |" for claim in claims]

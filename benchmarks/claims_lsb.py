@@ -82,32 +82,31 @@ class Run:
         return self.values.mean(axis=1)
 
 
-def run(name: str, params: dict, target, chains: int, seed: int, iterations: int, learning_iterations: int = 0,
-        moves_per_learning_iteration: int = 1) -> Run:
-    """``iterations`` iterations: ``moves_per_learning_iteration`` moves in each of the first
-    ``learning_iterations``, one after; CPU seconds count the moves alone."""
+def run(name: str, params: dict, target, chains: int, seed: int, iterations: int) -> Run:
+    """``iterations`` steps (iterations) of sampler ``name``; an LSB step while learning makes ``learning_moves``
+    moves. CPU seconds count the steps alone."""
     sampler = samplers.make(name, target, n_chains=chains, seed=seed, **params)
+    extra_moves = params.get("learning_moves", 1) - 1
     values = [magnetisation(sampler.states)]
     axes = {"iterations": [0], "moves": [0], "evaluations": [sampler.n_evals], "seconds": [0.0]}
-    moves, seconds = 0, 0.0
+    seconds = 0.0
     for k in range(1, iterations + 1):
-        repeat = moves_per_learning_iteration if k <= learning_iterations else 1
         start = time.process_time()
-        for _ in range(repeat):
-            sampler.step(record=False)
+        sampler.step(record=False)
         seconds += time.process_time() - start
-        moves += repeat
         values.append(magnetisation(sampler.states))
+        moves = k + extra_moves * min(k, params.get("burn_in", 0))
         for axis, value in zip(axes, (k, moves, sampler.n_evals, seconds)):
             axes[axis].append(value)
     return Run(np.array(values), {axis: np.array(v, dtype=float) for axis, v in axes.items()})
 
 
 def sqrt_and_lsb2(target, chains: int, seed: int, iterations: int, learning_iterations: int) -> dict[str, Run]:
-    """√t and LSB2 on the authors' schedule: LSB2 learns for ``learning_iterations`` iterations, two moves each."""
+    """√t and LSB2 on the authors' schedule: LSB2 learns for ``learning_iterations`` iterations, two moves each
+    (``learning_moves=2``)."""
     return {"√t": run("locally_balanced", {"balancing": "sqrt"}, target, chains, seed, iterations),
-            "LSB2": run("lsb", {**LSB2, "burn_in": 2 * learning_iterations}, target, chains, seed, iterations,
-                        learning_iterations, moves_per_learning_iteration=2)}
+            "LSB2": run("lsb", {**LSB2, "burn_in": learning_iterations, "learning_moves": 2}, target, chains, seed,
+                        iterations)}
 
 
 def speedups(runs: list[dict[str, np.ndarray | Run]], axes_of, reference_of) -> dict[str, tuple[list, list]]:

@@ -4,7 +4,9 @@ For every claim audited: the paper's number, ours on the paper's axis and
 accounting, ours on fair axes, and a verdict (``benchmarks.claims``) with the
 reason where it is known; then the measurements behind each row. Written to
 ``benchmarks/results/paper_claims.md`` (figures: ``paper_claims.html``; the
-verdict rows with the settings and commit: ``paper_claims.json``).
+verdict rows with the settings and commit: ``paper_claims.json``; with
+``--record 1`` also ``assets/paper_claims.json``, which the dashboard's claims
+card shows).
 
 * LSB (``benchmarks.claims_lsb``): Fig. 2 (LSB2 converges twice as fast as √t,
   case 3) and Table 2 (LSB2's ESS on case 4), with the authors' code run
@@ -27,6 +29,8 @@ import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
+from dashboard.claims import RECORD
+
 from . import arguments
 from .claims import verdict_table
 from .claims_intracluster import acceptance_section, figures_2_to_4
@@ -48,14 +52,15 @@ HELPS = {"papers": f"comma-separated papers to audit, of {', '.join(PAPERS)}",
          "im_acceptance_moves": "moves per chain of each acceptance measurement",
          "opad_chains": "chains per OPAD run (paper: 20)",
          "opad_steps": "the horizon of every OPAD figure (paper: 10⁴)",
-         "opad_long_steps": "the longer horizon of OPAD Fig. 1 (paper: 10⁶)"}
+         "opad_long_steps": "the longer horizon of OPAD Fig. 1 (paper: 10⁶)",
+         "record": "1: also write the verdicts the dashboard's claims card shows (assets/paper_claims.json)"}
 
 
 def main(argv=None) -> None:
     args = arguments("paper_claims", argv, papers=",".join(PAPERS), seeds=5, iterations=2000,
                      sampling_iterations=30_000, chains=30, reference_steps=200_000, authors_seeds=5, im_scale=0.25,
                      im_trials=5, im_moves=300, im_acceptance_moves=40, opad_chains=20, opad_steps=10_000,
-                     opad_long_steps=1_000_000,
+                     opad_long_steps=1_000_000, record=0,
                      helps=HELPS)
     papers = args.papers.split(",")
     unknown = sorted(set(papers) - set(PAPERS))
@@ -77,8 +82,10 @@ def main(argv=None) -> None:
     save("paper_claims", text, [figure for claim in claims for figure in claim.figures])
     record = {"settings": vars(args), "commit": _commit(), "measured": datetime.now(timezone.utc).isoformat(),
               "claims": [claim.row() for claim in claims]}
-    (RESULTS / "paper_claims.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
-    print("written:", RESULTS / "paper_claims.md", "and .html, .json")
+    written = [RESULTS / "paper_claims.json"] + ([RECORD] if args.record else [])  # RECORD: the dashboard's
+    for path in written:
+        path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    print("written:", RESULTS / "paper_claims.md", "and .html,", ", ".join(str(path) for path in written))
 
 
 def _commit() -> str:

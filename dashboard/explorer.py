@@ -10,8 +10,8 @@ and hands each snapshot to every view whose card shows, inside
 ``pn.io.hold()``. After a command, and while a run is built, the page looks
 for the answer sooner (``_chase``). A new run (``RunClient.info``)
 reconfigures the views and shows only the cards that apply to it; a view is
-built the first time it applies, and the catalogue when its card is first
-opened, so a page holds only the Bokeh models its runs need. When a served
+built the first time it applies, and the claims table and the catalogue when
+their cards are first opened, so a page holds only the Bokeh models its runs need. When a served
 session ends, its worker is stopped. In a notebook call ``explorer.close()``
 when done.
 """
@@ -27,6 +27,7 @@ import param
 from panel.io.callbacks import PeriodicCallback
 
 from .catalogue import Catalogue
+from .claims import ClaimsCard
 from .controls import Controls
 from .model.client import RunClient
 from .model.config import RunConfig
@@ -114,6 +115,8 @@ class Explorer(pn.viewable.Viewer):
         self.cards = {kind: pn.Card(title=kind.title, sizing_mode="stretch_width", visible=False) for kind in VIEWS}
         self.catalogue = pn.Card(title="All targets and samplers", collapsed=True, sizing_mode="stretch_width")
         self.catalogue.param.watch(self._open_catalogue, "collapsed")
+        self.claims = pn.Card(title="Which of the papers' claims hold?", collapsed=True, sizing_mode="stretch_width")
+        self.claims.param.watch(self._open_claims, "collapsed")
         self.waiting = pn.pane.HTML("<b>Building the run…</b>", css_classes=["run-waiting"])
         self.refresh = pn.widgets.IntInput.from_param(self.param.refresh_ms, label="plot refresh period (ms)")
         self._callback = None
@@ -137,6 +140,10 @@ class Explorer(pn.viewable.Viewer):
     def _open_catalogue(self, event) -> None:
         if not event.new and not len(self.catalogue):
             self.catalogue[:] = [Catalogue()]
+
+    def _open_claims(self, event) -> None:
+        if not event.new and not len(self.claims):
+            self.claims[:] = [ClaimsCard()]
 
     @param.depends("refresh_ms", watch=True)
     def _on_refresh_period(self) -> None:
@@ -207,7 +214,7 @@ class Explorer(pn.viewable.Viewer):
 
     def main_area(self) -> pn.viewable.Viewable:
         return pn.Column(
-            self.waiting, *self.cards.values(), self.catalogue, sizing_mode="stretch_width",
+            self.waiting, *self.cards.values(), self.claims, self.catalogue, sizing_mode="stretch_width",
         )
 
     def sidebar(self) -> pn.viewable.Viewable:

@@ -2,8 +2,9 @@
 
 Both are locally balanced single-flip samplers whose balancing function g_θ is
 learned during a burn-in of ``burn_in`` steps by minimising the
-mutual-information bound of ``mi_objective`` (one optimiser step per sampler
-step, on the batch of chains), then frozen: from then on the chain is an
+mutual-information bound of ``mi_objective`` (one optimiser step per learning
+move, on the batch of chains; ``learning_moves`` moves per step, 1 by
+default, 2 in the LSB authors' schedule for LSB2), then frozen: from then on the chain is an
 ordinary locally balanced sampler with a fixed g and leaves the target exactly
 invariant. ``keep_adapting=True`` never freezes by itself (only ``freeze()``
 does) — the chain is then adaptive MCMC, whose invariance is not guaranteed.
@@ -76,6 +77,10 @@ class _SelfBalancing(Adaptive, param.Parameterized):
     learning_rate = param.Number(1e-2, bounds=(0.0, 10.0), inclusive_bounds=(False, True),
                                  doc="Learning rate of θ and η.")
     burn_in = param.Integer(2000, bounds=(0, None), doc="Steps K during which g_θ is learned; then it is frozen.")
+    learning_moves = param.Integer(
+        1, bounds=(1, 16), doc="Learning moves per step while g_θ is learned (a step's record is its last move's). "
+                               "The LSB authors' runner.py makes two LSB2 moves per iteration of their Fig. 2 and one "
+                               "of every fixed sampler: 2 replays that schedule, a step being their iteration.")
     keep_adapting = param.Boolean(
         False, doc="Never freeze g_θ. Warning: the chain is then adaptive MCMC and need not leave the target invariant.")
     uniform_mixture = param.Number(1e-8, bounds=(0.0, 1.0), inclusive_bounds=(True, False),
@@ -146,6 +151,8 @@ class _SelfBalancing(Adaptive, param.Parameterized):
 
     def _step(self):
         if self._adapts_this_step():
+            for _ in range(self.learning_moves - 1):
+                self._learning_step()
             return self._learning_step()
         return super()._step()
 

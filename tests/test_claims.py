@@ -74,3 +74,50 @@ def test_the_authors_code_runs_their_fig_2_schedule():
 
     lines, ratios = _authors_figure_2(SimpleNamespace(authors_seeds=1, iterations=6, chains=3))
     assert set(ratios) == {"iterations", "moves"} and "#### The authors' code" in lines[0]
+
+
+def _record(tmp_path, rows):
+    path = tmp_path / "claims.json"
+    path.write_text(json.dumps({"settings": {"seeds": 5}, "commit": "abc1234", "measured": "2026-11-24T07:00:00",
+                                "claims": rows}), encoding="utf-8")
+    return path
+
+
+def test_the_claims_card_shows_the_recorded_verdicts_escaped_and_coloured(tmp_path):
+    import panel as pn
+
+    from dashboard.claims import COLOURS, ClaimsCard
+
+    rows = [{"paper": "LSB", "where": "Fig. 2", "claim": "LSB2 <b>twice</b> as fast", "papers_number": "2×",
+             "ours_papers_axis": "1.97", "ours_fair": "moves 1.0", "verdict": "reproduced only under the paper's "
+             "accounting", "reason": "two moves per iteration"},
+            {"paper": "OPAD", "where": "Fig. 1", "claim": "KL / 10", "papers_number": "10×", "ours_papers_axis": "41",
+             "ours_fair": "5.3", "verdict": "not reproduced", "reason": ""}]
+    panes = pn.panel(ClaimsCard(path=_record(tmp_path, rows))).select(pn.pane.HTML)
+    table = next(pane.object for pane in panes if "<table" in (pane.object or ""))
+    assert table.count("<tr>") == 3 and "&lt;b&gt;twice&lt;/b&gt;" in table and "<b>twice" not in table
+    assert COLOURS["not reproduced"] in table and COLOURS["reproduced only under the paper's accounting"] in table
+    text = " ".join(str(pane.object) for pane in pn.panel(ClaimsCard(path=_record(tmp_path, rows))).select(
+        pn.pane.Markdown))
+    assert "abc1234" in text and "2026-11-24" in text and "--record 1" in text
+
+
+def test_the_claims_card_says_how_to_make_a_record_when_there_is_none(tmp_path):
+    import panel as pn
+
+    from dashboard.claims import ClaimsCard
+
+    for path in (tmp_path / "absent.json", _record(tmp_path, None).with_name("broken.json")):
+        if path.name == "broken.json":
+            path.write_text("{not json", encoding="utf-8")
+        alerts = pn.panel(ClaimsCard(path=path)).select(pn.pane.Alert)
+        assert alerts and "python -m benchmarks paper_claims --record 1" in alerts[0].object
+
+
+def test_the_recorded_audit_in_assets_is_complete():
+    from dashboard.claims import COLUMNS, RECORD
+
+    record = json.loads(RECORD.read_text(encoding="utf-8"))
+    assert record["commit"] and record["measured"] and record["settings"]["papers"] == "lsb,intracluster,opad"
+    assert len(record["claims"]) >= 9
+    assert all(set(COLUMNS) <= set(row) and row["verdict"] in VERDICTS for row in record["claims"])

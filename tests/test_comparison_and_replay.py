@@ -1,4 +1,4 @@
-"""Issue 6's dashboard models and views: a comparison sampler at equal compute time, and slow-motion moves.
+"""The dashboard's comparison sampler (at equal compute time, steps or evaluations) and slow-motion moves.
 
 Runs go through ``RunClient`` (or the ``Explorer``) with the worker in-process; the companion's own sampler is
 looked at in a ``RunSession``, the run inside a worker. Tests wait for states with a generous timeout and never
@@ -18,6 +18,7 @@ from dashboard.model.config import RunConfig
 from dashboard.model.engine import Engine
 from dashboard.model.move_replay import MoveReplay
 from dashboard.model.session import RunSession
+from dashboard.model.snapshot import Display
 from dashboard.views.adaptation import AdaptationView
 from dashboard.views.balancing import thinned
 from dashboard.views.comparison import ComparisonView
@@ -66,18 +67,47 @@ def test_the_run_reports_both_samplers_at_equal_compute_time(engine):
         def final(c) -> bool:
             state = states[-1] if states else None
             return (c.status.n_steps == 300 and state is not None
-                    and state.energy[0]["seconds"][-1] == c.status.seconds)  # compared at the last step
+                    and state.trace[0]["x"][-1] == c.status.seconds)  # compared at the last step
 
         assert client.wait_for(final, TIMEOUT,
                                on_snapshot=lambda s: s.comparison is not None and states.append(s.comparison))
         state = states[-1]
-        main, companion = state.energy
-        assert companion["seconds"][-1] == pytest.approx(main["seconds"][-1], rel=0.2, abs=0.05)
+        main, companion = state.trace
+        assert companion["x"][-1] == pytest.approx(main["x"][-1], rel=0.2, abs=0.05)
         assert "intracluster" in state.lines[0] and "kawasaki" in state.lines[1]
         again = RunConfig.from_json(client.config.to_json())
         assert again.compare_sampler == "kawasaki"
     finally:
         client.close()
+
+
+def claim_config(axis: str) -> RunConfig:
+    """LSB2 in the authors' schedule (two learning moves per step) beside √t, sharing ``axis``."""
+    return RunConfig(target="ising_segmentation", target_params={"size": 6, "field": "authors", "periodic": True},
+                     sampler="lsb", sampler_params={"parametrization": "lsb2", "burn_in": 40, "learning_moves": 2},
+                     n_chains=4, seed=1, statistic="magnetisation", compare_sampler="locally_balanced",
+                     compare_params={"balancing": "sqrt"}, compare_axis=axis)
+
+
+@pytest.mark.parametrize("axis", ["steps", "evaluations"])
+def test_the_companion_gets_as_many_steps_or_evaluations_as_the_run(axis):
+    session = RunSession(claim_config(axis), run=1, request=1, max_particles=100_000)
+    session.start()
+    while session.sampler.n_steps < 60:
+        session.advance()
+    session.pause()
+    main, companion = session.sampler, session.companion.sampler
+    if axis == "steps":
+        assert companion.n_steps == main.n_steps
+    else:  # one √t step costs 1 + deg = 5 evaluations on the wrapped lattice
+        assert 0 <= companion.n_evals - main.n_evals < 5 * companion.n_chains + 1
+        assert companion.n_steps > main.n_steps  # LSB2's learning steps cost more evaluations
+    state = session.snapshot(Display(), everything=True).comparison
+    assert [column["x"][-1] for column in state.trace] == [
+        {"steps": s.n_steps, "evaluations": s.n_evals}[axis] for s in (main, companion)]
+    assert np.allclose(state.trace[1]["y"][-1], companion.target.magnetisation(companion.states).mean())
+    assert "<b>lsb</b>" in state.lines[0] and f"{main.n_steps:,} steps, {main.n_evals:,} evaluations" in state.lines[0]
+    assert "<b>locally_balanced</b>" in state.lines[1]
 
 
 def test_an_invalid_comparison_is_refused_and_the_run_goes_on(engine):
@@ -102,16 +132,18 @@ def test_comparison_view_draws_energy_and_time_autocorrelation_for_both():
         comparison = view(app, ComparisonView)
         assert card(app, ComparisonView).visible
         app.client.start()
-        settle(app, lambda: all(len(energy.data["seconds"]) > 5 and len(acf.data["lag"]) > 10
-                                for energy, acf in zip(comparison.energy_sources, comparison.acf_sources)))
+        settle(app, lambda: all(len(trace.data["x"]) > 5 and len(acf.data["lag"]) > 10
+                                for trace, acf in zip(comparison.trace_sources, comparison.acf_sources)))
         app.client.pause()
         settle(app, lambda: app.client.status.phase == "paused")
-        for energy, acf in zip(comparison.energy_sources, comparison.acf_sources):
-            assert len(energy.data["seconds"]) > 5 and len(acf.data["lag"]) > 10
+        for trace, acf in zip(comparison.trace_sources, comparison.acf_sources):
+            assert len(trace.data["x"]) > 5 and len(acf.data["lag"]) > 10
             assert acf.data["acf"][0] == pytest.approx(1.0)
         assert "kawasaki" in comparison.status.object and "intracluster" in comparison.status.object
-        assert [item.label["value"] for item in comparison.energy_figure.legend[0].items] == \
+        assert [item.label["value"] for item in comparison.trace_figure.legend[0].items] == \
             ["intracluster", "kawasaki"]
+        assert comparison.trace_figure.xaxis.axis_label == "compute seconds" and "E = −log p̃" in \
+            comparison.trace_figure.title.text and "equal compute seconds" in comparison.heading.object
         applied(app, RunConfig(target="ising1d", sampler="metropolis", statistic="log_prob"))
         assert not card(app, ComparisonView).visible
     finally:

@@ -312,6 +312,27 @@ def test_burn_in_learns_then_freezes_and_counts_evaluations():
     assert np.all(np.isfinite(history["loss"])) and np.all(history["eta"] > 0)
 
 
+@pytest.mark.parametrize("parametrization", ["lsb1", "lsb2"])
+def test_the_authors_schedule_makes_several_learning_moves_per_step(parametrization):
+    """learning_moves=2 with burn-in K is, move for move, learning_moves=1 with burn-in 2K: a step is two moves."""
+    target = targets.make("ising_segmentation", size=8, lam=1.0, field="authors", periodic=True)
+    common = dict(n_chains=5, seed=3, parametrization=parametrization)
+    authors = samplers.make("lsb", target, burn_in=15, learning_moves=2, **common)
+    ours = samplers.make("lsb", target, burn_in=30, **common)
+    for _ in range(15):
+        record = authors.step()
+    for _ in range(30):
+        last = ours.step()
+    np.testing.assert_array_equal(authors.states, ours.states)
+    np.testing.assert_array_equal(record.accepted, last.accepted)
+    assert authors.n_evals == ours.n_evals and authors.learner.updates == ours.learner.updates == 30
+    assert authors.balancing_state() == ours.balancing_state()
+    authors.step(), ours.step()
+    assert authors.frozen_at == 15 and ours.frozen_at == 30
+    for _ in range(10):
+        np.testing.assert_array_equal(authors.step().states, ours.step().states)
+
+
 def test_lsb1_mixture_trees_follow_the_chains_through_learning_and_uniform_draws():
     target = targets.make("ising_segmentation", size=8, lam=1.0, seed=1)
     sampler = samplers.make("lsb", target, n_chains=6, seed=4, parametrization="lsb1", burn_in=200,

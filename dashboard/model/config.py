@@ -40,7 +40,8 @@ SHARED_SPACE_PARAMETERS = ("n_active", "reference")
 RECORD_KEY = "frozen"
 #: Keys of a configuration dictionary.
 CONFIG_KEYS = ("target", "target_params", "sampler", "sampler_params", "n_chains", "seed",
-               "steps_per_second", "statistic", "opad", "opad_neighbours", "compare_sampler", "compare_params")
+               "steps_per_second", "statistic", "opad", "opad_neighbours", "compare_sampler", "compare_params",
+               "compare_axis")
 
 
 def to_jsonable(value: Any) -> Any:
@@ -245,9 +246,13 @@ class RunConfig(param.Parameterized):
     opad_neighbours = param.Boolean(False, doc="OPAD+ also holds every single-flip neighbour the sampler scored "
                                                "(locally_balanced and lsb only).")
     compare_sampler = param.Selector(default="", objects=["", *samplers.available()],
-                                     doc="A second sampler run on the same target for the same compute time, "
+                                     doc="A second sampler run on the same target for as much of compare_axis, "
                                          "side by side ('' for none).")
     compare_params = param.Dict(default={}, doc="Parameters of the comparison sampler.")
+    compare_axis = param.Selector(default="seconds", objects=["seconds", "steps", "evaluations"],
+                                  doc="What the comparison sampler gets as much of as the run's: compute seconds "
+                                      "(the intracluster paper's accounting), steps (the LSB paper's iterations) or "
+                                      "target evaluations.")
 
     def to_dict(self) -> dict:
         values = {key: getattr(self, key) for key in CONFIG_KEYS}

@@ -109,7 +109,7 @@ class RunSession:
             target, scored_neighbours=config.opad_neighbours, support=getattr(sampler, "in_support", None),
             max_particles=max_particles)
         companion = config.build_companion(target)
-        self.companion = None if companion is None else CompanionRun(companion, self._statistic)
+        self.companion = None if companion is None else CompanionRun(companion, self._statistic, config.compare_axis)
         self.running = False
         self.failed = ""
         self._pending_steps = 0
@@ -146,7 +146,8 @@ class RunSession:
         return RunInfo(run=self.run, request=self.request, sampler=self.config.sampler, target_name=target.registry_name,
                        dim=target.dim, n_chains=self.sampler.n_chains, image_shape=target.image_shape,
                        capabilities=self.capabilities, statistic=self.config.statistic,
-                       opad_problem=self.opad_problem, companion=self.config.compare_sampler, inputs=inputs,
+                       opad_problem=self.opad_problem, companion=self.config.compare_sampler,
+                       compare_axis=self.config.compare_axis, inputs=inputs,
                        bvs=bvs, dag=dag, log_g=self._log_g() if self.capabilities.has_balancing_function else None)
 
     def _log_g(self) -> np.ndarray:
@@ -195,8 +196,9 @@ class RunSession:
         return trace_row(self.sampler, self._active_seconds, self._statistic)
 
     def advance(self) -> None:
-        """Run steps for up to one chunk and push them to the buffer (and the companion for as long)."""
+        """Run steps for up to one chunk and push them to the buffer (and the companion for as much)."""
         chunk_start = last = time.perf_counter()
+        steps_before, evals_before = self.sampler.n_steps, self.sampler.n_evals
         if self._pace_origin is None:
             self._pace_origin = (chunk_start, self.sampler.n_steps)
         rows = []
@@ -222,8 +224,11 @@ class RunSession:
             self.buffer.push(chunk_of(rows), self.sampler.states)
             if self.tracker is not None:
                 self.tracker.publish(self.sampler.n_steps)
-        if self.companion is not None and spent > 0:
-            self.companion.advance(spent)
+        if self.companion is not None:
+            gained = {"seconds": spent, "steps": self.sampler.n_steps - steps_before,
+                      "evaluations": self.sampler.n_evals - evals_before}[self.companion.axis]
+            if gained > 0:
+                self.companion.advance(gained)
 
     def replay_next_move(self, chain: int) -> MoveReplay:
         """Pause, take one step and return ``chain``'s move frame by frame (intracluster moves)."""
@@ -275,7 +280,8 @@ class RunSession:
             parts.update(self._adaptive_parts(everything))
         if self.companion is not None and self._slow_part_due("comparison", self._comparison_due, everything):
             parts["comparison"] = compare((self.config.sampler, self.config.compare_sampler),
-                                          (self.buffer, self.companion.buffer))
+                                          (self.buffer, self.companion.buffer), self.companion.axis,
+                                          energy=self.config.statistic == "log_prob")
         return Snapshot(run=self.run, status=self.status(), new_history=drained.new_history,
                         full_history=drained.full_history, **parts)
 

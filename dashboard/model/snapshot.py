@@ -53,6 +53,7 @@ class RunInfo:
     statistic: str
     opad_problem: str  # why OPAD is not tracked ('' when it is)
     companion: str = ""  # the comparison sampler's name ('' for none)
+    compare_axis: str = "seconds"  # what both samplers get as much of: "seconds", "steps" or "evaluations"
     log_g: np.ndarray | None = None  # the balancing function on ``session.LOG_T`` as built (locally balanced)
     inputs: dict = field(default_factory=dict)  # segmentation: "ground_truth" and "observation" images
     bvs: BvsInfo | None = None
@@ -119,10 +120,10 @@ class AdaptationState:
 
 @dataclass(frozen=True)
 class ComparisonState:
-    """The run's sampler and its comparison sampler at equal compute time (see ``model.comparison``)."""
+    """The run's sampler and its comparison sampler at an equal share of one axis (see ``model.comparison``)."""
 
-    energy: tuple[dict, dict]  # per sampler: "seconds" and chain 0's "energy"
-    acf: tuple[dict, dict]  # per sampler: "lag" (compute seconds) and "acf"
+    trace: tuple[dict, dict]  # per sampler: "x" (the shared axis) and "y" (the chains' mean; energy for log p̃)
+    acf: tuple[dict, dict]  # per sampler: "lag" (in the shared axis) and "acf"
     lines: tuple[str, ...]  # one line of text per sampler, then the ratio when resolved
 
 

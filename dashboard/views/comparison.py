@@ -1,14 +1,15 @@
-"""Two samplers side by side at equal compute time: energy against compute seconds, and its autocorrelation.
+"""Two samplers side by side at an equal share of one axis: their mean statistic, and its autocorrelation.
 
-When a run has a comparison sampler (``RunConfig.compare_sampler``, e.g.
-intracluster moves against Kawasaki swaps), both advance in the run's worker
-for the same time inside their steps (``model.comparison``). Left: the
-energy E = −log p̃ of chain 0 of each against its compute seconds. Right: the
-energy autocorrelation against compute-time lag, averaged over chains
-(Hamze & de Freitas, Figs. 2–4). A line of text gives moves per second,
-acceptance and the integrated autocorrelation time in seconds of each, and
-their ratio. Drawn from the ``ComparisonState`` the worker sends about once a
-second.
+When a run has a comparison sampler (``RunConfig.compare_sampler``), both
+advance in the run's worker for as much of the shared axis
+(``RunConfig.compare_axis``: compute seconds, steps or target evaluations;
+``model.comparison``). Left: the chains' mean of the run's statistic — the
+energy E = −log p̃ when it is log p̃ — against that axis. Right: its
+autocorrelation against the lag on that axis, averaged over chains (Hamze &
+de Freitas, Figs. 2–4, in compute seconds). A line of text gives steps,
+evaluations, compute, acceptance and the integrated autocorrelation time of
+each, and their ratio. Drawn from the ``ComparisonState`` the worker sends
+about once a second.
 """
 
 from __future__ import annotations
@@ -18,36 +19,37 @@ from bokeh.models import ColumnDataSource
 from bokeh.plotting import figure
 
 from ..model.snapshot import RunInfo, Snapshot
+from ..model.statistics import LABELS
 from .base import LiveView, plain
 
 COLORS = ("#1f77b4", "#d62728")
+#: The x-axis label of each shared axis.
+AXIS_LABELS = {"seconds": "compute seconds", "steps": "steps", "evaluations": "target evaluations"}
 
 
 class ComparisonView(LiveView):
-    """Energy traces and compute-time autocorrelations of the run's sampler and its comparison sampler."""
+    """The run's sampler and its comparison sampler: mean statistic and autocorrelation on a shared axis."""
 
-    title = "Side by side at equal compute time"
+    title = "Side by side: the run and a comparison sampler"
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.energy_sources = [ColumnDataSource({"seconds": [], "energy": []}) for _ in COLORS]
+        self.trace_sources = [ColumnDataSource({"x": [], "y": []}) for _ in COLORS]
         self.acf_sources = [ColumnDataSource({"lag": [], "acf": []}) for _ in COLORS]
-        self.energy_figure = figure(height=300, sizing_mode="stretch_width", title="energy against compute time",
-                                    x_axis_label="compute seconds", y_axis_label="E = −log p̃ (chain 0)",
-                                    tools="pan,wheel_zoom,box_zoom,reset,save")
+        self.trace_figure = figure(height=300, sizing_mode="stretch_width", tools="pan,wheel_zoom,box_zoom,reset,save")
         self.acf_figure = figure(height=300, sizing_mode="stretch_width", y_range=(-0.2, 1.05),
-                                 title="energy autocorrelation against compute-time lag",
-                                 x_axis_label="lag (compute seconds)", y_axis_label="autocorrelation",
-                                 tools="pan,wheel_zoom,box_zoom,reset,save")
-        for energy, acf, color, role in zip(self.energy_sources, self.acf_sources, COLORS, ("run", "comparison")):
-            self.energy_figure.line("seconds", "energy", source=energy, color=color, legend_label=role)
+                                 y_axis_label="autocorrelation", tools="pan,wheel_zoom,box_zoom,reset,save")
+        for trace, acf, color, role in zip(self.trace_sources, self.acf_sources, COLORS, ("run", "comparison")):
+            self.trace_figure.line("x", "y", source=trace, color=color, legend_label=role)
             self.acf_figure.line("lag", "acf", source=acf, color=color, line_width=2)
-        for fig in (self.energy_figure, self.acf_figure):
+        for fig in (self.trace_figure, self.acf_figure):
             fig.toolbar.logo = None
+        self.heading = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["comparison-heading"])
         self.status = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["comparison-status"])
-        self._layout = pn.Column(self.status, pn.Row(pn.pane.Bokeh(self.energy_figure, sizing_mode="stretch_width"),
-                                                     pn.pane.Bokeh(self.acf_figure, sizing_mode="stretch_width"),
-                                                     sizing_mode="stretch_width"),
+        self._layout = pn.Column(self.heading, self.status,
+                                 pn.Row(pn.pane.Bokeh(self.trace_figure, sizing_mode="stretch_width"),
+                                        pn.pane.Bokeh(self.acf_figure, sizing_mode="stretch_width"),
+                                        sizing_mode="stretch_width"),
                                  sizing_mode="stretch_width")
 
     @classmethod
@@ -55,18 +57,26 @@ class ComparisonView(LiveView):
         return bool(info.companion)
 
     def reconfigure(self, info: RunInfo) -> None:
-        for source in (*self.energy_sources, *self.acf_sources):
+        for source in (*self.trace_sources, *self.acf_sources):
             source.data = {key: [] for key in source.data}
-        legend = self.energy_figure.legend[0]
+        legend = self.trace_figure.legend[0]
         for item, name in zip(legend.items, (info.sampler, info.companion)):
             item.label = {"value": name}
+        axis = AXIS_LABELS[info.compare_axis]
+        quantity = "E = −log p̃" if info.statistic == "log_prob" else LABELS.get(info.statistic, info.statistic)
+        self.trace_figure.title.text = f"mean {quantity} over chains against {axis}"
+        self.trace_figure.xaxis.axis_label, self.trace_figure.yaxis.axis_label = axis, f"mean {quantity}"
+        self.acf_figure.title.text = f"autocorrelation of {quantity} against the lag in {axis}"
+        self.acf_figure.xaxis.axis_label = f"lag ({axis})"
+        self.heading.object = (f"<b>{info.sampler}</b> and <b>{info.companion}</b> at equal {axis}: each gets as "
+                               f"many {axis} as the other.")
         self.status.object = ""
 
     def update(self, snapshot: Snapshot) -> None:
         state = snapshot.comparison
         if state is None:
             return
-        for source, columns in zip(self.energy_sources, state.energy):
+        for source, columns in zip(self.trace_sources, state.trace):
             source.data = plain(columns)
         for source, columns in zip(self.acf_sources, state.acf):
             source.data = plain(columns)
