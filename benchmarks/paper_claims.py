@@ -10,7 +10,9 @@ card shows).
 
 * LSB (``benchmarks.claims_lsb``): Fig. 2 (LSB2 converges twice as fast as √t,
   case 3) and Table 2 (LSB2's ESS on case 4), with the authors' code run
-  beside ours when ``../shared/reference/lsb`` is present.
+  beside ours when ``../shared/reference/lsb`` is present; and
+  (``benchmarks.claims_lsb_models``) Fig. 4 (FLSB2 on an RBM) and Fig. 5
+  (LSB on a near-deterministic Markov network).
 * Intracluster moves (``benchmarks.claims_intracluster``): Figs. 2–4 (IM
   mixes faster than Kawasaki per unit of compute), and why the paper's
   settings accept almost nothing.
@@ -35,6 +37,7 @@ from . import arguments
 from .claims import verdict_table
 from .claims_intracluster import acceptance_section, figures_2_to_4
 from .claims_lsb import figure_2, table_2
+from .claims_lsb_models import figures_4_and_5
 from .claims_opad import kl_reduction
 from .lsb_runs import RESULTS, save
 
@@ -46,6 +49,7 @@ HELPS = {"papers": f"comma-separated papers to audit, of {', '.join(PAPERS)}",
          "chains": "chains per LSB run (paper: 30)",
          "reference_steps": "steps of the long √t run that gives the equilibrium reference",
          "authors_seeds": "seeds of the LSB authors' code for Fig. 2 (Table 2 runs seed 0; 0: skip their code)",
+         "models_iterations": "iterations of the RBM (Fig. 4) and Markov network (Fig. 5) runs, all learning",
          "im_scale": "fraction of the intracluster paper's units kept (1: its sizes)",
          "im_trials": "intracluster trials (one chain per sampler each)",
          "im_moves": "moves of the paper's IM per trial (the others get the same compute)",
@@ -58,7 +62,8 @@ HELPS = {"papers": f"comma-separated papers to audit, of {', '.join(PAPERS)}",
 
 def main(argv=None) -> None:
     args = arguments("paper_claims", argv, papers=",".join(PAPERS), seeds=5, iterations=2000,
-                     sampling_iterations=30_000, chains=30, reference_steps=200_000, authors_seeds=5, im_scale=0.25,
+                     sampling_iterations=30_000, chains=30, reference_steps=200_000, authors_seeds=5,
+                     models_iterations=3000, im_scale=0.25,
                      im_trials=5, im_moves=300, im_acceptance_moves=40, opad_chains=20, opad_steps=10_000,
                      opad_long_steps=1_000_000, record=0,
                      helps=HELPS)
@@ -68,7 +73,7 @@ def main(argv=None) -> None:
         raise SystemExit(f"unknown paper(s) {unknown}; choose from {PAPERS}")
     claims, investigations = [], []
     if "lsb" in papers:
-        claims += [figure_2(args), table_2(args)]
+        claims += [figure_2(args), table_2(args), *figures_4_and_5(args)]
     if "intracluster" in papers:
         claims += figures_2_to_4(args)
         investigations.append("## Intracluster moves: why the paper's settings accept almost nothing\n\n"

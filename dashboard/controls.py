@@ -34,6 +34,8 @@ from .views.upload import LimitedFileInput
 
 #: Least time between two redraws of the status line while the run's phase stays the same (seconds).
 STATUS_SECONDS = 0.25
+#: What a comparison sampler shares with the run (``RunConfig.compare_axis``), as the sidebar names it.
+COMPARE_AXES = {"compute time": "seconds", "steps": "steps", "target evaluations": "evaluations"}
 #: Target parameters that are edited by upload or JSON rather than by a widget.
 FILE_PARAMETERS = {"uai_text", "J", "h", "evidence", "weights", "visible_bias", "hidden_bias", "fn", "X", "y",
                    "data"}
@@ -86,9 +88,11 @@ class Controls(pn.viewable.Viewer):
         self.speed = pn.widgets.FloatInput(label="speed cap (steps/s, 0 = as fast as possible)", start=0,
                                            end=config_params.steps_per_second.bounds[1], step=10,
                                            description=config_params.steps_per_second.doc)
-        self.compare = pn.widgets.Select(label="compare with, at equal compute time",
+        self.compare = pn.widgets.Select(label="compare with",
                                          options={"(none)": "", **{name: name for name in samplers.available()}},
                                          description=config_params.compare_sampler.doc)
+        self.compare_axis = pn.widgets.Select(label="at equal", options=COMPARE_AXES,
+                                              description=config_params.compare_axis.doc)
         self.opad = pn.widgets.Checkbox(label="track OPAD / OPAD+ (exact KL, d ≤ 24)")
         self.opad_neighbours = pn.widgets.Checkbox(label="OPAD+ with every scored neighbour (locally balanced, LSB)")
         self.apply_button = pn.widgets.Button(label="Apply settings", color="primary",
@@ -175,6 +179,7 @@ class Controls(pn.viewable.Viewer):
             opad_neighbours=self.opad_neighbours.value,
             compare_sampler=self.compare.value,
             compare_params=self._compare_params,
+            compare_axis=self.compare_axis.value,
         )
 
     def show_config(self, config: RunConfig) -> None:
@@ -190,6 +195,7 @@ class Controls(pn.viewable.Viewer):
         self.speed.value, self.statistic.value = config.steps_per_second, config.statistic
         self.opad.value, self.opad_neighbours.value = config.opad, config.opad_neighbours
         self.compare.value, self._compare_params = config.compare_sampler, dict(config.compare_params)
+        self.compare_axis.value = config.compare_axis
 
     # -- actions ------------------------------------------------------------------------------
     def apply(self, config: RunConfig | None = None) -> bool:
@@ -284,7 +290,7 @@ class Controls(pn.viewable.Viewer):
             pn.layout.Divider(),
             self.target, self.target_params, self.upload, self.upload_note,
             self.sampler, self.sampler_params,
-            self.n_chains, self.seed, self.statistic, self.compare, self.opad, self.opad_neighbours,
+            self.n_chains, self.seed, self.statistic, self.compare, self.compare_axis, self.opad, self.opad_neighbours,
             self.apply_button,
             self.speed,
             pn.layout.Divider(),

@@ -5,11 +5,17 @@ the chain-mean trace m(a) of a statistic f against an axis a — iterations,
 moves, target evaluations or CPU seconds — and asks when it reaches
 equilibrium, μ = E_π[f]. Two measures, both against μ:
 
-* ``first_hit``: the first a with |m(a) − μ| ≤ tol·|m(0) − μ| (tol = 1 %);
-* ``excess_area``: ∫₀^A |m(a) − μ| da / |m(0) − μ| over a budget A common to
-  the samplers compared — the time spent away from equilibrium, in the axis's
-  unit, which does not hinge on a single crossing (a noisy trace may touch
-  the band early, and a trace that never reaches it still gets a number).
+* ``first_hit``: the first a with |m(a) − μ| ≤ max(tol·|m(0) − μ|, ε)
+  (tol = 1 %);
+* ``excess_area``: ∫₀^A max(|m(a) − μ| − ε, 0) da / |m(0) − μ| over a budget
+  A common to the samplers compared — the time spent away from equilibrium,
+  in the axis's unit, which does not hinge on a single crossing (a noisy
+  trace may touch the band early, and a trace that never reaches it still
+  gets a number).
+
+ε = ``Reference.noise(n)`` is two standard deviations of a mean of n chains
+drawn from π (2·sd_π(f)/√n): a chain mean at equilibrium still wanders that
+much, and that wandering is neither distance from equilibrium nor arrival.
 
 Measuring against the run's own later mean instead (what the authors' plots
 and our earlier benchmark did) rewards a chain that has stopped moving: on
@@ -49,13 +55,20 @@ class Reference:
     """μ = E_π[f] and how it was obtained.
 
     ``standard_error`` is the Monte Carlo standard error (0 when exact), ``rhat``
-    the long run's split-R̂ (NaN when exact), ``method`` a sentence saying how.
+    the long run's split-R̂ (NaN when exact), ``method`` a sentence saying how,
+    ``spread`` the standard deviation of f under π (0 when not known).
     """
 
     value: float
     standard_error: float
     rhat: float
     method: str
+    spread: float = 0.0
+
+    def noise(self, n_chains: int) -> float:
+        """2·sd_π(f)/√n: how far a mean of ``n_chains`` chains at equilibrium strays from μ (about 95 % of the
+        time)."""
+        return 2.0 * self.spread / np.sqrt(n_chains)
 
     @property
     def reached(self) -> bool:
@@ -68,8 +81,10 @@ def exact_reference(target: Target, statistic: Statistic) -> Reference:
     """E_π[f] by enumerating the target's states."""
     states, log_p = target.enumerate()
     weights = np.exp(log_p - logsumexp(log_p))
-    return Reference(float(weights @ statistic(states, log_p)), 0.0, float("nan"),
-                     f"exact, by enumerating {len(weights):,} states")
+    values = statistic(states, log_p)
+    mean = float(weights @ values)
+    return Reference(mean, 0.0, float("nan"), f"exact, by enumerating {len(weights):,} states",
+                     float(np.sqrt(max(weights @ (values - mean) ** 2, 0.0))))
 
 
 def long_run_reference(sampler, statistic: Statistic, steps: int, thin: int = 100) -> Reference:
@@ -88,15 +103,16 @@ def long_run_reference(sampler, statistic: Statistic, steps: int, thin: int = 10
     kept = np.array(draws[len(draws) // 2:]).T  # (chains, draws)
     spread = kept.std() / np.sqrt(max(ess(kept), 1.0))
     method = (f"long run of {sampler.registry_name} ({sampler.n_chains} chains × {steps:,} steps, second half, "
-              f"split-R̂ {rhat(kept):.3f})")
-    return Reference(float(kept.mean()), float(spread), rhat(kept), method)
+              f"split-R̂ {rhat(kept):.4g})")
+    return Reference(float(kept.mean()), float(spread), rhat(kept), method, float(kept.std()))
 
 
 def exact_samples_reference(values: np.ndarray) -> Reference:
     """E_π[f] as the mean of f over independent exact samples (e.g. an RBM's ``sample_exact``)."""
     values = np.asarray(values, dtype=float)
-    return Reference(float(values.mean()), float(values.std(ddof=1) / np.sqrt(values.size)), float("nan"),
-                     f"mean over {values.size:,} exact samples")
+    spread = float(values.std(ddof=1))
+    return Reference(float(values.mean()), spread / np.sqrt(values.size), float("nan"),
+                     f"mean over {values.size:,} exact samples", spread)
 
 
 def over_dispersed_starts(dim: int, n_chains: int, rng: np.random.Generator) -> np.ndarray:
@@ -107,20 +123,22 @@ def over_dispersed_starts(dim: int, n_chains: int, rng: np.random.Generator) -> 
     return states
 
 
-def first_hit(axis: np.ndarray, trace: np.ndarray, reference: float, tolerance: float = 0.01) -> float:
-    """The first ``axis`` value where |trace − μ| ≤ tolerance·|trace[0] − μ|; NaN if never."""
-    band = tolerance * abs(trace[0] - reference)
+def first_hit(axis: np.ndarray, trace: np.ndarray, reference: float, tolerance: float = 0.01,
+              noise: float = 0.0) -> float:
+    """The first ``axis`` value where |trace − μ| ≤ max(tolerance·|trace[0] − μ|, noise); NaN if never."""
+    band = max(tolerance * abs(trace[0] - reference), noise)
     inside = np.flatnonzero(np.abs(trace - reference) <= band)
     return float(axis[inside[0]]) if inside.size else float("nan")
 
 
-def excess_area(axis: np.ndarray, trace: np.ndarray, reference: float, budget: float) -> float:
-    """∫₀^budget |trace − μ| d(axis) / |trace[0] − μ| by trapezoids; the trace is cut, or held flat, at ``budget``."""
+def excess_area(axis: np.ndarray, trace: np.ndarray, reference: float, budget: float, noise: float = 0.0) -> float:
+    """∫₀^budget max(|trace − μ| − noise, 0) d(axis) / |trace[0] − μ| by trapezoids; the trace is cut, or held
+    flat, at ``budget``."""
     inside = axis <= budget
     a, m = axis[inside], trace[inside]
     if a[-1] < budget:  # hold the last value up to the budget
         a, m = np.append(a, budget), np.append(m, trace[np.flatnonzero(inside)[-1]])
-    return float(np.trapezoid(np.abs(m - reference), a) / abs(trace[0] - reference))
+    return float(np.trapezoid(np.maximum(np.abs(m - reference) - noise, 0.0), a) / abs(trace[0] - reference))
 
 
 @dataclass(frozen=True)

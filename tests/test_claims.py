@@ -47,13 +47,18 @@ def test_paper_claims_write_a_verdict_table_its_record_and_the_investigation(tmp
     monkeypatch.setattr(lsb_runs, "RESULTS", tmp_path)
     monkeypatch.setattr(paper_claims, "RESULTS", tmp_path)
     paper_claims.main(["--seeds", "2", "--iterations", "40", "--sampling-iterations", "200", "--chains", "4",
-                       "--reference-steps", "2000", "--authors-seeds", "0", "--im-scale", "0.03", "--im-trials", "2",
+                       "--reference-steps", "2000", "--authors-seeds", "0", "--models-iterations", "30",
+                       "--im-scale", "0.03", "--im-trials", "2",
                        "--im-moves", "15", "--im-acceptance-moves", "3", "--opad-chains", "2", "--opad-steps", "200",
                        "--opad-long-steps", "400"])
     text = (tmp_path / "paper_claims.md").read_text()
     record = json.loads((tmp_path / "paper_claims.json").read_text())
     rows = record["claims"]
-    assert [row["paper"] for row in rows] == ["LSB"] * 2 + ["Intracluster"] * 3 + ["OPAD"] * 4
+    assert [row["where"] for row in rows] == [
+        "Fig. 2, case 3", "Table 2, case 4", "Fig. 4 (RBM)", "Fig. 5 (Markov network)", "Fig. 2 (ferromagnet)",
+        "Fig. 3 (spin glass)", "Fig. 4 (Gabor RBM)", *(f"Fig. {k}, {title}" for k, title in (
+            (1, "1-D Ising chain, m = 15"), (2, "Bayesian variable selection, synthetic m = 20, n = 200"),
+            (3, "DAGs on 5 nodes, ER(5, 2)"), (4, "DAGs on 5 nodes, ER(5, 2)")))]
     assert all(row["verdict"] in VERDICTS for row in rows)
     assert record["settings"]["im_moves"] == 15 and record["commit"]
     assert "| paper | where | claim | paper's number |" in text
@@ -119,5 +124,5 @@ def test_the_recorded_audit_in_assets_is_complete():
 
     record = json.loads(RECORD.read_text(encoding="utf-8"))
     assert record["commit"] and record["measured"] and record["settings"]["papers"] == "lsb,intracluster,opad"
-    assert len(record["claims"]) >= 9
+    assert len(record["claims"]) >= 11
     assert all(set(COLUMNS) <= set(row) and row["verdict"] in VERDICTS for row in record["claims"])

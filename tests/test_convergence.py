@@ -96,3 +96,28 @@ def test_a_reference_from_exact_samples_has_their_standard_error(rng):
     reference = exact_samples_reference(values)
     assert reference.reached and reference.value == pytest.approx(values.mean())
     assert reference.standard_error == pytest.approx(3.0 / 100, rel=0.05)
+
+
+def test_the_noise_of_a_chain_mean_at_equilibrium_is_neither_distance_nor_arrival():
+    """A trace that reaches μ and then wanders within ε: the first hit waits for the band max(1 %, ε), and the area
+    after arrival is zero; without ε the wandering would count."""
+    axis = np.arange(6.0)
+    trace = np.array([10.0, 5.0, 0.5, -0.4, 0.3, -0.5])
+    assert first_hit(axis, trace, 0.0) != first_hit(axis, trace, 0.0, noise=0.6) == 2.0
+    assert excess_area(axis, trace, 0.0, budget=5.0, noise=0.6) == pytest.approx(
+        np.trapezoid([9.4, 4.4, 0.0, 0.0, 0.0, 0.0], axis) / 10.0)
+    assert excess_area(axis, trace, 0.0, budget=5.0) > excess_area(axis, trace, 0.0, budget=5.0, noise=0.6)
+    reference = Reference(0.0, 0.0, float("nan"), "exact", spread=3.0)
+    assert reference.noise(9) == pytest.approx(2.0)
+
+
+def test_references_carry_the_spread_of_the_statistic():
+    target = targets.make("ising1d", m=6, beta=0.4, J=1.0, h=0.3)
+    exact = exact_reference(target, ones)
+    states, log_p = target.enumerate()
+    weights = np.exp(log_p - log_p.max())
+    weights /= weights.sum()
+    values = states.sum(axis=1)
+    assert exact.spread == pytest.approx(np.sqrt(weights @ (values - exact.value) ** 2), rel=1e-12)
+    sampler = samplers.make("metropolis", target, n_chains=6, seed=0)
+    assert long_run_reference(sampler, ones, steps=4000, thin=10).spread == pytest.approx(exact.spread, rel=0.15)

@@ -492,11 +492,11 @@ def test_slow_motion_move_is_played_flip_by_flip(page: Page):
 
 
 def test_comparison_card_draws_both_samplers_at_equal_compute_time(page: Page):
-    open_preset(page, COMPARISON_PRESET, "compare with, at equal compute time", "kawasaki")
+    open_preset(page, COMPARISON_PRESET, "compare with", "kawasaki")
     button(page, "Start").click()
-    wait_for_redraws(page, "energy against compute time", 20, what="both energy traces")
-    wait_for(lambda: plot_sources(page, "energy autocorrelation against compute-time lag"), lambda d: d["rows"] > 10,
-             what="the compute-time autocorrelations")
+    wait_for_redraws(page, "mean E = −log p̃ over chains against compute seconds", 20, what="both energy traces")
+    wait_for(lambda: plot_sources(page, "autocorrelation of E = −log p̃ against the lag in compute seconds"),
+             lambda d: d["rows"] > 10, what="the compute-time autocorrelations")
     expect(page.locator(".comparison-status")).to_contain_text("kawasaki")
     save_whole_page(page, "intracluster.png", settle_ms=1500)
 
@@ -536,3 +536,18 @@ def test_a_decompression_bomb_is_refused_with_its_size_and_the_session_goes_on(p
     button(page, "Start").click()
     expect(status(page)).to_contain_text("running")
     assert_advancing(page)
+
+
+CLAIM_PRESET = "Claim · LSB Fig. 2 · LSB2 (two moves per step, the authors' schedule) beside √t at equal steps"
+
+
+def test_the_claims_card_and_a_claim_replayed_at_equal_steps(page: Page):
+    page.get_by_text("Which of the papers' claims hold?").click()
+    expect(page.locator("table.claims")).to_be_visible()
+    expect(page.locator("table.claims td.verdict").first).to_contain_text("reproduced")
+    open_preset(page, CLAIM_PRESET, "at equal", "steps")
+    button(page, "Start").click()
+    wait_for_redraws(page, "mean magnetisation over chains against steps", 10, what="both magnetisation traces")
+    expect(page.locator(".comparison-heading")).to_contain_text("at equal steps")
+    expect(page.locator(".comparison-status")).to_contain_text("locally_balanced")
+    save_whole_page(page, "claims.png", settle_ms=1500)
