@@ -50,8 +50,9 @@ black box) and logs the changed values, so undoing or redoing any run of
 steps costs no evaluation. ``backend="tree"`` keeps, per chain, a log-space
 sum-tree over the differing bits and one over the agreeing bits (leaves γΔ_i,
 −∞ for bits not allowed), all in one ``LogSumTree``: sampling a step and
-reading any Z is O(log d), a step O(deg·log d), with a fixed number of numpy
-calls per tree level for all chains together. ``"dense"`` recomputes the
+reading any Z is O(log d), a step O(deg·log d); on a sparse pairwise model a
+walk step of all chains is one compiled call (``tree_walk_steps``, and
+``tree_unwalk_steps`` to rewind), on other targets a few numpy calls. ``"dense"`` recomputes the
 masked weights of all d bits per step (O(d), the cheaper choice when a flip
 changes O(d) ratios); ``"auto"`` picks by the target's sparsity
 (``active_backend``). Z_{F_t} is read before step t and Z_{R_t} right after
@@ -92,13 +93,13 @@ import param
 from numba import njit, vectorize
 
 from targets.base import flip
-from targets.pairwise import PairwiseBinaryModel
+from targets.pairwise import PairwiseBinaryModel, flip_ratio_update
 
 from .adaptive import Adaptive
 from .base import acceptance_probability, metropolis_accept, sample_categorical
 from .fixed_distance import FixedDistanceSampler
 from .history import BoundedHistory
-from .sumtree import LogSumTree, set_leaf
+from .sumtree import LogSumTree, log_total_of, sample_row, set_leaf
 from .walk_adaptation import HISTORY_COLUMNS, WalkAdaptation
 
 ORDERS = ("up_first", "down_first", "random")
@@ -126,20 +127,79 @@ def masked_log_weights(delta, allowed, gamma):
 
 
 @njit(cache=True)
-def refresh_walk_leaves(log_leaves, sums, shift, bits, ratios, bars, reference, gamma, keys):
-    """Leaf i of both trees of chain c, for every key c·d + i: γ_c Δ_i where the step kind allows bit i, else −∞.
+def refresh_walk_leaf(log_leaves, sums, shift, bits, ratios, bars, reference, gamma, key):
+    """Leaf i of both trees of chain c, for the key c·d + i: γ_c Δ_i where the step kind allows bit i, else −∞.
 
     Row c is chain c's tree for steps toward the reference, row n + c its
     tree for steps away (``_TreeWalks``); ``bits``, ``ratios``, ``bars`` are
     the chains' flat views.
     """
     d, n = reference.size, gamma.size
+    c = key // d
+    i = key - c * d
+    for kind in range(2):
+        allowed = allowed_bits(bits[key], reference[i], kind == 0, bars[key])
+        set_leaf(log_leaves, sums, shift, c + kind * n, i, masked_log_weights(ratios[key], allowed, gamma[c]))
+
+
+@njit(cache=True)
+def refresh_walk_leaves(log_leaves, sums, shift, bits, ratios, bars, reference, gamma, keys):
+    """``refresh_walk_leaf`` for every key."""
     for key in keys:
-        c = key // d
-        i = key - c * d
-        for kind in range(2):
-            allowed = allowed_bits(bits[key], reference[i], kind == 0, bars[key])
-            set_leaf(log_leaves, sums, shift, c + kind * n, i, masked_log_weights(ratios[key], allowed, gamma[c]))
+        refresh_walk_leaf(log_leaves, sums, shift, bits, ratios, bars, reference, gamma, key)
+
+
+@njit(cache=True)
+def tree_walk_steps(log_leaves, sums, shift, states, delta, bits, ratios, bars, reference, gamma, nbr, w, degree, beta,
+                    rows, toward, reverse_now, uniforms, t, path, step_ratio, log_z_forward, log_z_reverse, sites, before,
+                    after):
+    """Walk step t + 1 (Eq. 2) of every chain c = rows[e] on a sparse pairwise model, logged at row t.
+
+    Draws the bit from the chain's tree of the step's kind (``uniforms[e]``),
+    logs Z_F and Δ of the bit, flips it with ``flip_ratio_update`` and logs
+    the flip ratios it changed before and after, writes them and refreshes
+    both trees' leaves there; where ``reverse_now[e]``, logs Z_R (the other
+    kind's tree) after the flip. ``states``/``delta`` and ``bits``/``ratios``/``bars``
+    are the chains' arrays and their flat views. Returns the evaluations,
+    Σ 1 + deg(bit).
+    """
+    n, d = states.shape
+    evaluations = 0
+    for e in range(rows.size):
+        c = rows[e]
+        tree, other = (c, c + n) if toward[e] else (c + n, c)
+        i = sample_row(sums, tree, uniforms, e)
+        path[t, c] = i
+        log_z_forward[t, c] = log_total_of(sums, shift, tree)
+        step_ratio[t, c] = delta[c, i]
+        flip_ratio_update(states, delta, c, i, nbr, w, beta, sites[t, c], after[t, c])
+        for k in range(sites.shape[2]):
+            before[t, c, k] = delta[c, sites[t, c, k]]
+        for k in range(sites.shape[2]):
+            delta[c, sites[t, c, k]] = after[t, c, k]
+        states[c, i] ^= 1
+        evaluations += 1 + degree[i]
+        for k in range(sites.shape[2]):
+            refresh_walk_leaf(log_leaves, sums, shift, bits, ratios, bars, reference, gamma, c * d + sites[t, c, k])
+        if reverse_now[e]:
+            log_z_reverse[t, c] = log_total_of(sums, shift, other)
+    return evaluations
+
+
+@njit(cache=True)
+def tree_unwalk_steps(log_leaves, sums, shift, states, delta, bits, ratios, bars, reference, gamma, rows, toward, t,
+                      path, log_z_reverse, sites, before):
+    """Undo logged walk step t + 1 of every chain c = rows[e], logging Z_R (the other kind's tree at s_{t+1}) first:
+    no evaluation."""
+    n, d = states.shape
+    for e in range(rows.size):
+        c = rows[e]
+        log_z_reverse[t, c] = log_total_of(sums, shift, c + n if toward[e] else c)
+        for k in range(sites.shape[2]):
+            delta[c, sites[t, c, k]] = before[t, c, k]
+        states[c, path[t, c]] ^= 1
+        for k in range(sites.shape[2]):
+            refresh_walk_leaf(log_leaves, sums, shift, bits, ratios, bars, reference, gamma, c * d + sites[t, c, k])
 
 
 def log_normaliser(log_weights):
@@ -245,11 +305,15 @@ class _MoveLog:
         toward = step_toward(np.arange(1, shape[0] + 1)[:, None], k, toward_first)
         return cls(k, toward, np.full(shape, -1), np.zeros(shape), np.zeros(shape), np.zeros(shape))
 
+    def allocate_flips(self, width: int) -> None:
+        """Make room for the flip ratios of every step: ``width`` per flip (``delta_after_flip``'s)."""
+        if self.sites is None:
+            shape = self.path.shape + (width,)
+            self.sites, self.before, self.after = np.zeros(shape, dtype=np.int64), np.zeros(shape), np.zeros(shape)
+
     def record(self, t: int, rows: np.ndarray, idx, sites, before, after) -> None:
         """Log step t of the chains ``rows``: the flipped bits and the flip ratios they changed."""
-        if self.sites is None:
-            shape = self.path.shape + sites.shape[1:]
-            self.sites, self.before, self.after = np.zeros(shape, dtype=np.int64), np.zeros(shape), np.zeros(shape)
+        self.allocate_flips(sites.shape[1])
         self.path[t - 1, rows] = idx
         self.sites[t - 1, rows], self.before[t - 1, rows], self.after[t - 1, rows] = sites, before, after
 
@@ -351,6 +415,21 @@ class _Walks:
         """Draw each chain's next bit by Eq. 2; returns ``(idx, log Z_F)``."""
         raise TypeError(f"{type(self).__name__} must implement choose")
 
+    def step(self, log: _MoveLog, t: int, toward, rows, rng, reverse_now) -> None:
+        """Walk step t of the chains ``rows`` (Eq. 2): choose, flip, and log the bit, Δ, Z_F and the changed ratios;
+        then Z_R where ``reverse_now`` (R_t known: it does not depend on the rest of the walk)."""
+        idx, log.log_z_forward[t - 1, rows] = self.choose(toward, rows, rng)
+        log.ratio[t - 1, rows] = self.ratio(rows, idx)
+        log.record(t, rows, idx, *self.flip(rows, idx))
+        known = rows[reverse_now]
+        if known.size:
+            log.log_z_reverse[t - 1, known] = self.log_z(~toward[reverse_now], known)
+
+    def unstep(self, log: _MoveLog, t: int, toward, rows) -> None:
+        """Log Z_R at s_t, then undo step t of the chains ``rows`` (no evaluation)."""
+        log.log_z_reverse[t - 1, rows] = self.log_z(~toward, rows)
+        self.undo(rows, log.path[t - 1, rows], log.sites[t - 1, rows], log.before[t - 1, rows])
+
     def log_z(self, toward, rows) -> np.ndarray:
         """log Z_A(s) of Eq. 2 for the chains ``rows``, A = their allowed bits of kind ``toward``."""
         raise TypeError(f"{type(self).__name__} must implement log_z")
@@ -372,6 +451,13 @@ class _TreeWalks(_Walks):
     def __init__(self, target, states, reference, gamma):
         super().__init__(target, states, reference, gamma)
         self.trees = LogSumTree(self._all_leaves())
+        self._tables = target.flip_tables
+
+    @property
+    def _kernel_arrays(self) -> tuple:
+        """What the compiled walk steps read and write: the trees, the chains' arrays and flat views, c and γ."""
+        return (*self.trees.arrays, self.states, self.delta, self._bits, self._ratios, self._bars, self.reference,
+                self.gamma)
 
     def _all_leaves(self):
         allowed = allowed_bits(self.states, self.reference, _KINDS[:, :, None], self.barred)
@@ -394,6 +480,24 @@ class _TreeWalks(_Walks):
     def choose(self, toward, rows, rng):
         tree_rows = self._tree_rows(toward, rows)
         return self.trees.sample(rng, tree_rows), self.trees.log_totals(tree_rows)
+
+    def step(self, log, t, toward, rows, rng, reverse_now):
+        """On a sparse pairwise model one compiled call (``tree_walk_steps``); otherwise the generic step."""
+        if self._tables is None:
+            return super().step(log, t, toward, rows, rng, reverse_now)
+        nbr, w, degree, beta = self._tables
+        log.allocate_flips(1 + nbr.shape[1])
+        self.target.count_evaluations(tree_walk_steps(
+            *self._kernel_arrays, nbr, w, degree, beta, rows, toward, reverse_now,
+            rng.random((rows.size, self.trees.depth)), t - 1, log.path, log.ratio, log.log_z_forward,
+            log.log_z_reverse, log.sites, log.before, log.after))
+
+    def unstep(self, log, t, toward, rows):
+        """On a sparse pairwise model one compiled call (``tree_unwalk_steps``); otherwise the generic one."""
+        if self._tables is None:
+            return super().unstep(log, t, toward, rows)
+        tree_unwalk_steps(*self._kernel_arrays, rows, toward, t - 1, log.path, log.log_z_reverse, log.sites,
+                          log.before)
 
 
 class _DenseWalks(_Walks):
@@ -551,9 +655,9 @@ class Intracluster(Adaptive, FixedDistanceSampler):
         self.last_walk = WalkRecord(path, path_log_p, length, log_alpha)
         return dict(accepted=accepted, proposed_sites=sites, proposed_values=values, proposed_log_prob=proposed_log_p)
 
-    def _active(self, t: int, last: np.ndarray) -> np.ndarray:
-        """The chains whose move has a step t (t ≤ last_c)."""
-        return self._everyone if t <= last.min() else np.flatnonzero(last >= t)
+    def _active(self, t: int, last: np.ndarray, shortest: int) -> np.ndarray:
+        """The chains whose move has a step t (t ≤ last_c; ``shortest`` = min last)."""
+        return self._everyone if t <= shortest else np.flatnonzero(last >= t)
 
     def _walk(self, k, toward_first) -> _MoveLog:
         """The forward walks σ then ρ of every chain (Eq. 2 steps), logged; the chains end at x' = s_{2k}.
@@ -564,20 +668,15 @@ class Intracluster(Adaptive, FixedDistanceSampler):
         """
         walks, log, reflip = self._walks, _MoveLog.empty(k, toward_first), self.reflip
         bridges = {} if reflip else {int(length): np.flatnonzero(k == length) for length in np.unique(k)}
-        length = 2 * k
+        length, shortest = 2 * k, 2 * int(k.min())
         for t in range(1, log.path.shape[0] + 1):
             if t - 1 in bridges:
                 sigma = walks.keys(bridges[t - 1], log.path[: t - 1, bridges[t - 1]]).ravel()
                 walks.set_barred(sigma, True)
                 walks.refresh(sigma)
-            rows = self._active(t, length)
-            toward = log.toward[t - 1, rows]
-            idx, log.log_z_forward[t - 1, rows] = walks.choose(toward, rows, self.rng)
-            log.ratio[t - 1, rows] = walks.ratio(rows, idx)
-            log.record(t, rows, idx, *walks.flip(rows, idx))
-            known = rows if reflip else rows[k[rows] < t]  # R_t does not depend on ρ
-            if known.size:
-                log.log_z_reverse[t - 1, known] = walks.log_z(~log.toward[t - 1, known], known)
+            rows = self._active(t, length, shortest)
+            reverse_now = np.full(rows.size, True) if reflip else k[rows] < t  # R_t does not depend on ρ
+            walks.step(log, t, log.toward[t - 1, rows], rows, self.rng, reverse_now)
         return log
 
     def _rewind(self, log: _MoveLog) -> np.ndarray:
@@ -595,10 +694,10 @@ class Intracluster(Adaptive, FixedDistanceSampler):
         walks.set_barred(sigma, False)
         walks.set_barred(rho, True)
         walks.refresh(np.concatenate([touched, sigma]))
+        shortest = int(k.min())
         for t in range(int(k.max()), 0, -1):
-            rows = self._active(t, k)
-            log.log_z_reverse[t - 1, rows] = walks.log_z(~log.toward[t - 1, rows], rows)
-            walks.undo(rows, log.path[t - 1, rows], log.sites[t - 1, rows], log.before[t - 1, rows])
+            rows = self._active(t, k, shortest)
+            walks.unstep(log, t, log.toward[t - 1, rows], rows)
         return rho
 
     def _finish(self, log: _MoveLog, accepted: np.ndarray, rho: np.ndarray | None) -> None:
