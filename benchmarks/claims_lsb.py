@@ -81,7 +81,7 @@ def magnetisation(states: np.ndarray, log_p: np.ndarray | None = None) -> np.nda
 
 @dataclass(frozen=True)
 class Run:
-    """Per-chain magnetisation after every iteration (row 0: the start) and each axis's value there."""
+    """Per-chain statistic after every iteration (row 0: the start) and each axis's value there."""
 
     values: np.ndarray  # (iterations + 1, chains)
     axes: dict[str, np.ndarray]
@@ -130,11 +130,18 @@ def speedups(runs: list[dict[str, np.ndarray | Run]], axes_of, reference_of, noi
         for seed_runs in runs:
             mu = reference_of(seed_runs)
             traces = {label: (axes_of(seed_runs, label, axis), _mean(seed_runs[label])) for label in seed_runs}
-            area.append(excess_area(*traces[baseline], mu, budget, noise)
-                        / excess_area(*traces[learned], mu, budget, noise))
-            hit.append(first_hit(*traces[baseline], mu, noise=noise) / first_hit(*traces[learned], mu, noise=noise))
+            area.append(_ratio(excess_area(*traces[baseline], mu, budget, noise),
+                               excess_area(*traces[learned], mu, budget, noise)))
+            hit.append(_ratio(first_hit(*traces[baseline], mu, noise=noise),
+                              first_hit(*traces[learned], mu, noise=noise)))
         out[axis] = (area, hit)
     return out
+
+
+def _ratio(numerator: float, denominator: float) -> float:
+    """numerator / denominator, ∞ or NaN (not an error) when the denominator is 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.float64(numerator) / np.float64(denominator))
 
 
 def _mean(trace) -> np.ndarray:

@@ -67,6 +67,7 @@ def main(argv=None) -> None:
                      im_trials=5, im_moves=300, im_acceptance_moves=40, opad_chains=20, opad_steps=10_000,
                      opad_long_steps=1_000_000, record=0,
                      helps=HELPS)
+    commit = _commit()  # the code that runs (the tree may change while it does)
     papers = args.papers.split(",")
     unknown = sorted(set(papers) - set(PAPERS))
     if unknown:
@@ -85,7 +86,7 @@ def main(argv=None) -> None:
                          *investigations])
     print(text)
     save("paper_claims", text, [figure for claim in claims for figure in claim.figures])
-    record = {"settings": vars(args), "commit": _commit(), "measured": datetime.now(timezone.utc).isoformat(),
+    record = {"settings": vars(args), "commit": commit, "measured": datetime.now(timezone.utc).isoformat(),
               "claims": [claim.row() for claim in claims]}
     written = [RESULTS / "paper_claims.json"] + ([RECORD] if args.record else [])  # RECORD: the dashboard's
     for path in written:
