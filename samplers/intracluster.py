@@ -451,7 +451,12 @@ class _TreeWalks(_Walks):
     def __init__(self, target, states, reference, gamma):
         super().__init__(target, states, reference, gamma)
         self.trees = LogSumTree(self._all_leaves())
-        self._tables = target.flip_tables
+
+    @property
+    def _tables(self):
+        """The target's (nbr, w, degree, β) on a sparse pairwise model, else None (read, not held: they are the
+        target's)."""
+        return self.target.flip_tables
 
     @property
     def _kernel_arrays(self) -> tuple:
