@@ -96,14 +96,15 @@ def run(name: str, params: dict, target, chains: int, seed: int, iterations: int
     step while learning makes ``learning_moves`` moves. CPU seconds count the steps alone."""
     sampler = samplers.make(name, target, n_chains=chains, seed=seed, **params)
     extra_moves = params.get("learning_moves", 1) - 1
-    values = [statistic(sampler.states, sampler.log_p)]
+    values = [np.array(statistic(sampler.states, sampler.log_p), dtype=np.float64)]  # copies: f may return the
+    # sampler's own array (log p̃), which the next step overwrites
     axes = {"iterations": [0], "moves": [0], "evaluations": [sampler.n_evals], "seconds": [0.0]}
     seconds = 0.0
     for k in range(1, iterations + 1):
         start = time.process_time()
         sampler.step(record=False)
         seconds += time.process_time() - start
-        values.append(statistic(sampler.states, sampler.log_p))
+        values.append(np.array(statistic(sampler.states, sampler.log_p), dtype=np.float64))
         moves = k + extra_moves * min(k, params.get("burn_in", 0))
         for axis, value in zip(axes, (k, moves, sampler.n_evals, seconds)):
             axes[axis].append(value)

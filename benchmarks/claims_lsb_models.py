@@ -12,6 +12,11 @@ counts nothing else); fair: target evaluations (a FLSB learning step
 evaluates p̃ and its gradient at the proposal and at the probe, GWG at the
 proposal only) and CPU seconds.
 
+**Table 3: similar ESS** for LSB and the fixed functions on the networks
+(ours: every shipped network; LSB2 against √t, bulk ESS of log p̃ per chain
+after burn-in, per step and per evaluation; similar: the ratio's 95 %
+interval within a factor of 2).
+
 **Fig. 5: LSB "reduces the number of target likelihood evaluations required to
 converge"** on near-deterministic Markov networks (the shipped 100-variable
 stand-ins for the UAI 2006 networks, 5 chains): LSB2 against √t (Table 3's
@@ -23,14 +28,19 @@ verdict says inconclusive.
 
 from __future__ import annotations
 
+import numpy as np
+
 import targets
 from samplers.convergence import exact_samples_reference, interval
+from samplers.diagnostics import ess_per_chain, rhat
 from targets.markov_network import shipped_networks
 
 from .claims import Claim, judge, verdict
 from .claims_lsb import ratio_table, run, speedups
 from .lsb_runs import equilibrium, reference_note
 
+#: Burn-in of the Markov-network runs for Table 3 (``lsb_markov``'s, Appendix G).
+TABLE_3_BURN_IN = 500
 AXES = {"iterations": "iterations (the paper's plots)", "evaluations": "target evaluations", "seconds": "CPU seconds"}
 FAIR = ("evaluations",)
 
@@ -92,13 +102,10 @@ def figure_5(args) -> Claim:
     network = shipped_networks()[0]
     target = targets.make("markov_network", network=network)
 
-    def log_p(states, log_p):
-        return log_p
-
-    reference = equilibrium(target, log_p, 5, args.reference_steps)
+    reference = equilibrium(target, _log_p, 5, args.reference_steps)
     lsb2 = {"parametrization": "lsb2", "burn_in": args.models_iterations}
-    runs = [{"√t": run("locally_balanced", {"balancing": "sqrt"}, target, 5, seed, args.models_iterations, log_p),
-             "LSB2": run("lsb", lsb2, target, 5, seed, args.models_iterations, log_p)} for seed in range(args.seeds)]
+    runs = [{"√t": run("locally_balanced", {"balancing": "sqrt"}, target, 5, seed, args.models_iterations, _log_p),
+             "LSB2": run("lsb", lsb2, target, 5, seed, args.models_iterations, _log_p)} for seed in range(args.seeds)]
     found, lines = _audit(f"Markov network {network} ({target.dim} variables), 5 chains, {args.models_iterations} "
                           f"iterations (LSB2 learning throughout), {args.seeds} seeds; √t / LSB2 (> 1: LSB2 faster).",
                           runs, reference, 5, "√t", "LSB2")
@@ -106,6 +113,67 @@ def figure_5(args) -> Claim:
                   "per evaluation the learning step pays for the probe's neighbourhood as well")
 
 
-def figures_4_and_5(args) -> list[Claim]:
-    """The RBM's and the Markov network's claims."""
-    return [figure_4(args), figure_5(args)]
+def _log_p(states, log_p):
+    return log_p
+
+
+def similar(ratio) -> bool | None:
+    """A claim of similar ESS judged from the interval of a ratio: holds inside [1/2, 2], fails wholly outside."""
+    if ratio.n == 0:
+        return None
+    if 0.5 <= ratio.low and ratio.high <= 2.0:
+        return True
+    if ratio.high < 0.5 or ratio.low > 2.0:
+        return False
+    return None
+
+
+def table_3(args) -> Claim:
+    """LSB2's ESS against √t's on every shipped Markov network: similar (within a factor of 2)?"""
+    burn_in, lsb2 = TABLE_3_BURN_IN, {"parametrization": "lsb2", "burn_in": TABLE_3_BURN_IN}
+    lines = [f"The {len(shipped_networks())} shipped networks, 5 chains, burn-in {burn_in} (LSB2 learning), {args.models_iterations} sampling "
+             f"steps, {args.seeds} seeds; LSB2 / √t of the chains' mean bulk ESS of log p̃, per step and per "
+             "evaluation, mean [95 % interval] over seeds (similar: within a factor of 2).", "",
+             "| network | ESS ratio | ESS per evaluation ratio | split-R̂ of √t's chains |", "|---|---|---|---|"]
+    judged = []
+    for network in shipped_networks():
+        target = targets.make("markov_network", network=network)
+        per_step, per_eval, rhats = [], [], []
+        for seed in range(args.seeds):
+            runs = {label: run(name, params, target, 5, seed, burn_in + args.models_iterations, _log_p)
+                    for label, (name, params) in {"√t": ("locally_balanced", {"balancing": "sqrt"}),
+                                                  "LSB2": ("lsb", lsb2)}.items()}
+            ess = {label: ess_per_chain(r.values[burn_in + 1:].T).mean() for label, r in runs.items()}
+            evals = {label: r.axes["evaluations"][-1] - r.axes["evaluations"][burn_in] for label, r in runs.items()}
+            if min(ess.values()) > 0:  # a sampler whose chains all stood still has no ESS to compare
+                per_step.append(ess["LSB2"] / ess["√t"])
+                per_eval.append(ess["LSB2"] / evals["LSB2"] / (ess["√t"] / evals["√t"]))
+            rhats.append(rhat(runs["√t"].values[burn_in + 1:].T))
+        step_ratio, eval_ratio = interval(per_step), interval(per_eval)
+        judged.append((similar(step_ratio), similar(eval_ratio), step_ratio, eval_ratio))
+        still = "" if per_step else " (a sampler's chains stood still in every seed)"
+        lines.append(f"| {network} | {step_ratio}{still} | {eval_ratio} | {np.median(rhats):.3g} (median) |")
+    lines += ["", "Where split-R̂ is far above 1 the chains sit in different modes (or stand still): a chain's ESS "
+              "then measures its mixing within its mode, as the paper's does."]
+    paper, fair = _all([j[0] for j in judged]), _all([j[1] for j in judged])
+    if any(ratio.n == 0 for _, _, ratio, _ in judged):
+        reason = "on some networks the chains do not move after burn-in, so there is no ESS to compare"
+    elif paper and fair is False:
+        reason = "per evaluation LSB2's ESS is not within a factor of 2 of √t's"
+    else:
+        reason = "" if paper and fair else "the ratios' intervals are not within a factor of 2"
+    return Claim(paper="LSB", where="Table 3 (Markov networks)", claim="LSB's ESS is similar to the fixed functions'",
+                 papers_number="similar (√t 3.41 and 3.92, LSB2 3.22 and 3.44)",
+                 ours_papers_axis=", ".join(str(step) for _, _, step, _ in judged),
+                 ours_fair="per evaluation " + ", ".join(str(ev) for _, _, _, ev in judged),
+                 verdict=verdict(paper, fair), reason=reason, details=lines)
+
+
+def _all(judgements: list[bool | None]) -> bool | None:
+    """True if every judgement holds, False if any fails, else None."""
+    return False if False in judgements else None if None in judgements else True
+
+
+def lsb_models(args) -> list[Claim]:
+    """The RBM's and the Markov networks' claims."""
+    return [figure_4(args), figure_5(args), table_3(args)]

@@ -55,8 +55,10 @@ class Reference:
     """μ = E_π[f] and how it was obtained.
 
     ``standard_error`` is the Monte Carlo standard error (0 when exact), ``rhat``
-    the long run's split-R̂ (NaN when exact), ``method`` a sentence saying how,
-    ``spread`` the standard deviation of f under π (0 when not known).
+    the long run's split-R̂ (NaN when exact or when its chains never changed),
+    ``method`` a sentence saying how, ``spread`` the standard deviation of f
+    under π (0 when not known), ``exact`` whether μ comes from enumeration or
+    exact samples rather than a run.
     """
 
     value: float
@@ -64,6 +66,7 @@ class Reference:
     rhat: float
     method: str
     spread: float = 0.0
+    exact: bool = False
 
     def noise(self, n_chains: int) -> float:
         """2·sd_π(f)/√n: how far a mean of ``n_chains`` chains at equilibrium strays from μ (about 95 % of the
@@ -73,8 +76,8 @@ class Reference:
     @property
     def reached(self) -> bool:
         """Whether μ can be trusted as equilibrium: exact (or from exact samples), or a long run with split-R̂ <
-        ``RHAT_LIMIT``."""
-        return np.isnan(self.rhat) or self.rhat < RHAT_LIMIT
+        ``RHAT_LIMIT`` (a run whose chains never changed has R̂ NaN: not reached)."""
+        return self.exact or bool(self.rhat < RHAT_LIMIT)
 
 
 def exact_reference(target: Target, statistic: Statistic) -> Reference:
@@ -84,7 +87,7 @@ def exact_reference(target: Target, statistic: Statistic) -> Reference:
     values = statistic(states, log_p)
     mean = float(weights @ values)
     return Reference(mean, 0.0, float("nan"), f"exact, by enumerating {len(weights):,} states",
-                     float(np.sqrt(max(weights @ (values - mean) ** 2, 0.0))))
+                     float(np.sqrt(max(weights @ (values - mean) ** 2, 0.0))), exact=True)
 
 
 def long_run_reference(sampler, statistic: Statistic, steps: int, thin: int = 100) -> Reference:
@@ -99,7 +102,8 @@ def long_run_reference(sampler, statistic: Statistic, steps: int, thin: int = 10
     for k in range(1, steps + 1):
         sampler.step(record=False)
         if k % thin == 0:
-            draws.append(statistic(sampler.states, sampler.log_p))
+            draws.append(np.array(statistic(sampler.states, sampler.log_p), dtype=np.float64))  # a copy: f may
+            # return the sampler's own array (log p̃), which the next step overwrites
     kept = np.array(draws[len(draws) // 2:]).T  # (chains, draws)
     spread = kept.std() / np.sqrt(max(ess(kept), 1.0))
     method = (f"long run of {sampler.registry_name} ({sampler.n_chains} chains × {steps:,} steps, second half, "
@@ -112,7 +116,7 @@ def exact_samples_reference(values: np.ndarray) -> Reference:
     values = np.asarray(values, dtype=float)
     spread = float(values.std(ddof=1))
     return Reference(float(values.mean()), spread / np.sqrt(values.size), float("nan"),
-                     f"mean over {values.size:,} exact samples", spread)
+                     f"mean over {values.size:,} exact samples", spread, exact=True)
 
 
 def over_dispersed_starts(dim: int, n_chains: int, rng: np.random.Generator) -> np.ndarray:

@@ -87,8 +87,19 @@ def test_interval_covers_the_mean_and_shrinks_with_more_seeds(rng):
 
 
 def test_a_reference_is_reached_only_when_exact_or_agreed():
-    assert Reference(1.0, 0.0, float("nan"), "exact").reached
+    assert Reference(1.0, 0.0, float("nan"), "exact", exact=True).reached
     assert not Reference(1.0, 0.1, 1.05, "long run").reached
+    assert not Reference(1.0, 0.0, float("nan"), "chains that never changed").reached
+
+
+def test_a_long_run_of_log_p_reads_every_draw_not_the_last_one_again():
+    """log p̃ as the statistic returns the sampler's own array, which each step overwrites: the run copies it."""
+    target = targets.make("ising1d", m=8, beta=0.4, J=1.0, h=0.3)
+    sampler = samplers.make("metropolis", target, n_chains=6, seed=1,
+                            init=over_dispersed_starts(target.dim, 6, np.random.default_rng(0)))
+    reference = long_run_reference(sampler, lambda states, log_p: log_p, steps=20_000, thin=10)
+    exact = exact_reference(target, lambda states, log_p: log_p)
+    assert reference.reached and abs(reference.value - exact.value) < 4 * reference.standard_error + 1e-3
 
 
 def test_a_reference_from_exact_samples_has_their_standard_error(rng):

@@ -20,8 +20,11 @@ import time
 import numpy as np
 import pytest
 
+import samplers
+import targets
+
 from dashboard.model.budget import Budget, check
-from dashboard.model.buffer import Chunk, TraceBuffer
+from dashboard.model.buffer import Chunk, TraceBuffer, chunk_of
 from dashboard.model.client import RunClient
 from dashboard.model.config import MAX_CONFIG_BYTES, RunConfig
 from dashboard.model.engine import Engine
@@ -198,6 +201,23 @@ def test_drain_returns_new_points_then_the_rewritten_history():
     assert second.new_history is None and list(second.full_history["step"]) == [0, 2, 4, 6, 8, 10]
     assert second.fresh_states and second.n_steps == 11
     np.testing.assert_array_equal(buffer.mean_state(0), [0.5, 0.5, 0.5])  # the running mean over two pushes
+
+
+def test_a_chunk_of_rows_keeps_each_steps_log_p_statistic():
+    """The log p̃ statistic returns the sampler's own array, which every step overwrites: each row copies it."""
+    from dashboard.model.buffer import trace_row
+    from dashboard.model.statistics import available_statistics
+
+    target = targets.make("ising1d", m=6)
+    sampler = samplers.make("metropolis", target, n_chains=3, seed=0)
+    statistic = available_statistics(target)["log_prob"]
+    rows, log_p = [], []
+    for _ in range(20):
+        sampler.step(record=False)
+        rows.append(trace_row(sampler, 0.0, statistic))
+        log_p.append(sampler.log_p.copy())
+    np.testing.assert_array_equal(chunk_of(rows).statistic, np.array(log_p))
+    assert len({tuple(row) for row in np.array(log_p)}) > 1
 
 
 def test_memory_stays_flat_over_a_long_run():

@@ -36,9 +36,10 @@ class Chunk:
 
 
 def trace_row(sampler, seconds: float, statistic) -> tuple:
-    """One step's row: step, evaluations, compute seconds, log p̃ and statistic per chain, acceptances."""
+    """One step's row: step, evaluations, compute seconds, log p̃ and statistic per chain, acceptances (copies: a
+    statistic may return the sampler's own array, log p̃, which the next step overwrites)."""
     return (sampler.n_steps, sampler.n_evals, seconds, sampler.log_p.copy(),
-            statistic(sampler.states, sampler.log_p), int(sampler.last_accepted.sum()))
+            np.array(statistic(sampler.states, sampler.log_p), dtype=np.float64), int(sampler.last_accepted.sum()))
 
 
 def chunk_of(rows: list[tuple]) -> Chunk:
