@@ -22,7 +22,8 @@ and our earlier benchmark did) rewards a chain that has stopped moving: on
 the paper's case 3 chains still drift after 5,000 steps.
 
 The reference μ (``Reference``) is exact where the target can be enumerated
-(``exact_reference``); otherwise it is the mean of a long run of an exact
+(``exact_reference``) or sampled exactly (``exact_samples_reference``, e.g. an
+RBM's hidden units summed out); otherwise it is the mean of a long run of an exact
 sampler (``long_run_reference``), started from over-dispersed states and
 accepted only if its split-R̂ over all chains, on the second half, is below
 ``RHAT_LIMIT`` (Vehtari et al. 2021). When it is not, ``reached`` is False and
