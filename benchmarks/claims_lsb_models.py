@@ -37,7 +37,7 @@ from targets.markov_network import shipped_networks
 
 from .claims import Claim, judge, verdict
 from .claims_lsb import ratio_table, run, speedups
-from .lsb_runs import equilibrium, reference_note
+from .lsb_runs import equilibrium, log_p_statistic, reference_note
 
 #: Burn-in of the Markov-network runs for Table 3 (``lsb_markov``'s, Appendix G).
 TABLE_3_BURN_IN = 500
@@ -102,19 +102,15 @@ def figure_5(args) -> Claim:
     network = shipped_networks()[0]
     target = targets.make("markov_network", network=network)
 
-    reference = equilibrium(target, _log_p, 5, args.reference_steps)
+    reference = equilibrium(target, log_p_statistic, 5, args.reference_steps)
     lsb2 = {"parametrization": "lsb2", "burn_in": args.models_iterations}
-    runs = [{"√t": run("locally_balanced", {"balancing": "sqrt"}, target, 5, seed, args.models_iterations, _log_p),
-             "LSB2": run("lsb", lsb2, target, 5, seed, args.models_iterations, _log_p)} for seed in range(args.seeds)]
+    runs = [{"√t": run("locally_balanced", {"balancing": "sqrt"}, target, 5, seed, args.models_iterations, log_p_statistic),
+             "LSB2": run("lsb", lsb2, target, 5, seed, args.models_iterations, log_p_statistic)} for seed in range(args.seeds)]
     found, lines = _audit(f"Markov network {network} ({target.dim} variables), 5 chains, {args.models_iterations} "
                           f"iterations (LSB2 learning throughout), {args.seeds} seeds; √t / LSB2 (> 1: LSB2 faster).",
                           runs, reference, 5, "√t", "LSB2")
     return _claim("Fig. 5 (Markov network)", "LSB reduces the evaluations needed to converge", found, lines,
                   "per evaluation the learning step pays for the probe's neighbourhood as well")
-
-
-def _log_p(states, log_p):
-    return log_p
 
 
 def similar(ratio) -> bool | None:
@@ -140,7 +136,7 @@ def table_3(args) -> Claim:
         target = targets.make("markov_network", network=network)
         per_step, per_eval, rhats = [], [], []
         for seed in range(args.seeds):
-            runs = {label: run(name, params, target, 5, seed, burn_in + args.models_iterations, _log_p)
+            runs = {label: run(name, params, target, 5, seed, burn_in + args.models_iterations, log_p_statistic)
                     for label, (name, params) in {"√t": ("locally_balanced", {"balancing": "sqrt"}),
                                                   "LSB2": ("lsb", lsb2)}.items()}
             ess = {label: ess_per_chain(r.values[burn_in + 1:].T).mean() for label, r in runs.items()}

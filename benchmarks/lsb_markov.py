@@ -19,7 +19,7 @@ import targets
 from targets.markov_network import shipped_networks
 
 from . import arguments
-from .lsb_runs import FIXED_FUNCTIONS, MIXING_COLUMNS, Report, compare, equilibrium
+from .lsb_runs import FIXED_FUNCTIONS, MIXING_COLUMNS, Report, compare, equilibrium, log_p_statistic
 
 SAMPLERS = {
     **FIXED_FUNCTIONS,
@@ -34,12 +34,8 @@ def main(argv=None) -> None:
                     f"K = {args.burn_in}, {args.steps} sampling steps, {args.seeds} seeds)")
     for network in shipped_networks():
         target = targets.make("markov_network", network=network)
-        reference = equilibrium(target, _log_p, args.chains, args.reference_steps)
-        rows = compare(SAMPLERS, target, _log_p, args, reference=reference)
+        reference = equilibrium(target, log_p_statistic, args.chains, args.reference_steps)
+        rows = compare(SAMPLERS, target, log_p_statistic, args, reference=reference)
         report.add(f"{network} ({target.dim} variables)", rows, MIXING_COLUMNS, "log p̃(x)", figure_title=network,
                    reference=reference)
     report.save()
-
-
-def _log_p(states, log_p):
-    return log_p

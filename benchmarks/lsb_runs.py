@@ -53,6 +53,11 @@ class RunResult:
     extra: dict = field(default_factory=dict)
 
 
+def log_p_statistic(states, log_p):
+    """log p̃ as a run's statistic (the Markov-network experiments')."""
+    return log_p
+
+
 def equilibrium(target, statistic, chains: int, steps: int) -> Reference:
     """E_π[statistic] from a long √t run of ``chains`` chains from over-dispersed starts
     (``samplers.convergence.long_run_reference``; ``reached`` says whether its split-R̂ passed)."""

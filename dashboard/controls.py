@@ -25,6 +25,7 @@ import targets
 from .forms import ParamForm
 from .model.uploads import format_bytes
 from .model.client import RunClient
+from .model.comparison import AXES
 from .model.config import MAX_CONFIG_BYTES, RunConfig
 from .model.export import run_record_json, trace_csv
 from .model.presets import load_presets
@@ -34,8 +35,6 @@ from .views.upload import LimitedFileInput
 
 #: Least time between two redraws of the status line while the run's phase stays the same (seconds).
 STATUS_SECONDS = 0.25
-#: What a comparison sampler shares with the run (``RunConfig.compare_axis``), as the sidebar names it.
-COMPARE_AXES = {"compute time": "seconds", "steps": "steps", "target evaluations": "evaluations"}
 #: Target parameters that are edited by upload or JSON rather than by a widget.
 FILE_PARAMETERS = {"uai_text", "J", "h", "evidence", "weights", "visible_bias", "hidden_bias", "fn", "X", "y",
                    "data"}
@@ -91,7 +90,8 @@ class Controls(pn.viewable.Viewer):
         self.compare = pn.widgets.Select(label="compare with",
                                          options={"(none)": "", **{name: name for name in samplers.available()}},
                                          description=config_params.compare_sampler.doc)
-        self.compare_axis = pn.widgets.Select(label="at equal", options=COMPARE_AXES,
+        self.compare_axis = pn.widgets.Select(label="at equal",
+                                              options={f"{unit}s": axis for axis, (_, unit) in AXES.items()},
                                               description=config_params.compare_axis.doc)
         self.opad = pn.widgets.Checkbox(label="track OPAD / OPAD+ (exact KL, d ≤ 24)")
         self.opad_neighbours = pn.widgets.Checkbox(label="OPAD+ with every scored neighbour (locally balanced, LSB)")

@@ -33,7 +33,8 @@ from .snapshot import ComparisonState
 
 #: Points of the grid on the shared axis that the autocorrelation is computed on.
 GRID_POINTS = 400
-#: The axes a comparison can share (``RunConfig.compare_axis``): the trace history's column and the axis's unit.
+#: The axes a comparison can share (``RunConfig.compare_axis``): the trace history's column and the axis's unit
+#: (views and controls name the axis by its unit in the plural).
 AXES = {"seconds": ("seconds", "compute second"), "steps": ("step", "step"),
         "evaluations": ("n_evals", "target evaluation")}
 

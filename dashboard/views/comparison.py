@@ -18,13 +18,12 @@ import panel as pn
 from bokeh.models import ColumnDataSource
 from bokeh.plotting import figure
 
+from ..model.comparison import AXES
 from ..model.snapshot import RunInfo, Snapshot
 from ..model.statistics import LABELS
 from .base import LiveView, plain
 
 COLORS = ("#1f77b4", "#d62728")
-#: The x-axis label of each shared axis.
-AXIS_LABELS = {"seconds": "compute seconds", "steps": "steps", "evaluations": "target evaluations"}
 
 
 class ComparisonView(LiveView):
@@ -62,7 +61,7 @@ class ComparisonView(LiveView):
         legend = self.trace_figure.legend[0]
         for item, name in zip(legend.items, (info.sampler, info.companion)):
             item.label = {"value": name}
-        axis = AXIS_LABELS[info.compare_axis]
+        axis = f"{AXES[info.compare_axis][1]}s"
         quantity = "E = −log p̃" if info.statistic == "log_prob" else LABELS.get(info.statistic, info.statistic)
         self.trace_figure.title.text = f"mean {quantity} over chains against {axis}"
         self.trace_figure.xaxis.axis_label, self.trace_figure.yaxis.axis_label = axis, f"mean {quantity}"
