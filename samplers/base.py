@@ -99,6 +99,11 @@ def inverse_cdf(weights, total, u):
     return pick
 
 
+def taylor_flip_log_ratios(x: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """First-order estimate of every flip log-ratio, log t_j(x) ≈ (1 − 2x_j) ∂ log p̃/∂x_j (Grathwohl et al. 2021)."""
+    return (1.0 - 2.0 * x) * grad
+
+
 def metropolis_accept(log_alpha: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Accept each row with probability min(1, exp(log_alpha))."""
     return np.log(rng.random(log_alpha.shape[0])) < log_alpha
@@ -160,6 +165,23 @@ class Sampler(param.Parameterized):
 
     def _prepare(self) -> None:
         """Build per-chain caches after a reset (uncounted work is not allowed here)."""
+
+    def _require_gradient(self) -> None:
+        """Refuse a target without a differentiable extension, naming this sampler and what is missing."""
+        if not self.target.differentiable:
+            raise ValueError(
+                f"{self.registry_name} needs the gradient of log p̃ (a differentiable target), and "
+                f"{self.target.registry_name!r} has none: for your own function pass grad= or autograd=True "
+                f"to from_log_prob, or choose a sampler that uses exact flip ratios")
+
+    def replace_chains(self, rows: np.ndarray, states: np.ndarray, log_p: np.ndarray) -> None:
+        """Put ``states`` (log p̃ under this sampler's target: ``log_p``) into chains ``rows`` and rebuild the
+        per-chain caches (``_prepare``, its evaluations counted): how parallel tempering swaps replicas."""
+        self.states[rows] = states
+        self.log_p[rows] = log_p
+        before = self.target.n_evals
+        self._prepare()
+        self.n_evals += self.target.n_evals - before
 
     # -- stepping ---------------------------------------------------------------------------
     def _step(self) -> dict:

@@ -34,7 +34,9 @@ from targets.base import flip
 from targets.pairwise import flip_ratio_update
 
 from .balancing import BALANCING, CODES, NO_TABLE, log_balancing, log_g_scalar
-from .base import Sampler, acceptance_probability, log_softmax, metropolis_accept, sample_categorical
+from .base import (
+    Sampler, acceptance_probability, log_softmax, metropolis_accept, sample_categorical, taylor_flip_log_ratios,
+)
 from .sumtree import LogSumTree, commit_path, log_total_after, log_total_of, sample_row
 
 @njit(cache=True)
@@ -242,14 +244,13 @@ class GibbsWithGradients(_FlipProposalSampler):
     bytes_per_site = Sampler.bytes_per_site + 8  # the gradient of log p̃
 
     def _validate(self):
-        if not self.target.differentiable:
-            raise ValueError(f"gwg needs a differentiable target; {self.target.registry_name!r} has no gradient")
+        self._require_gradient()
 
     def _prepare(self):
         self.log_p, self._grad = self.target.value_and_grad(self.states)
 
     def _taylor_log_proposal(self, x, grad):
-        return log_softmax(self.log_g((1.0 - 2.0 * x) * grad))
+        return log_softmax(self.log_g(taylor_flip_log_ratios(x, grad)))
 
     def _log_proposal(self, x):
         return self._taylor_log_proposal(x, self.target.grad_log_prob(x))

@@ -39,7 +39,7 @@ from targets.base import flip
 
 from .adaptive import Adaptive
 from .balancing import BALANCING, MIXTURE, PARAMETRIZATIONS, LearnedBalancing, make_parametrization
-from .base import metropolis_accept
+from .base import metropolis_accept, taylor_flip_log_ratios
 from .locally_balanced import GibbsWithGradients, LocallyBalanced, flip_log_acceptance
 from .lsb_learning import (
     COMPONENTS, commit_mixture_flips, dense_learning_terms, dense_proposals, mixture_component_log_g,
@@ -294,11 +294,11 @@ class FastLocalSelfBalancing(_SelfBalancing, GibbsWithGradients):
     registry_name = "flsb"
 
     def _current_ratios(self):
-        return (1.0 - 2.0 * self.states) * self._grad
+        return taylor_flip_log_ratios(self.states, self._grad)
 
     def _ratios_at(self, x):
         log_p, grad = self.target.value_and_grad(x)
-        return (1.0 - 2.0 * x) * grad, log_p, grad
+        return taylor_flip_log_ratios(x, grad), log_p, grad
 
     def _patch_after_flip(self, x, log_p, ratios, idx):
         """Every Taylor ratio changes: the patch is all d sites."""

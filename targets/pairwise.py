@@ -127,6 +127,14 @@ class PairwiseBinaryModel(Target):
         (``flip_ratio_update``, 1 + deg(i) evaluations a flip of i, to be counted with ``count_evaluations``)."""
         return self._nbr, self._w, self._degree, self._beta
 
+    def pairwise_model(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+        """(edges (E, 2), couplings J (E,), field h (d,), β): log p̃ = β(Σ_E J s_i s_j + Σ h s_i), read-only.
+
+        What the cluster samplers (``samplers.clusters``) build their bonds from; a
+        tempered model (``targets.tempered``) gives the same with β scaled.
+        """
+        return self._edges, self._couplings, self._field, self._beta
+
     def coupling_matrix(self):
         """J as a scipy sparse matrix (symmetric, zero diagonal)."""
         from scipy import sparse

@@ -1,0 +1,140 @@
+"""The path auxiliary sampler, PAS (Sun, Dai, Li, Schuurmans & Dai, ICLR 2022, "Path auxiliary proposal for
+MCMC in discrete space").
+
+A move flips L distinct bits chosen one after another, each from the locally
+balanced proposal of the *starting* state x without replacement: with weights
+w_j = g(t_j(x)) (exact flip ratios, or their Taylor estimate from one gradient —
+the "fast" PAFS of the paper and DISCS), the ordered path (i₁, …, i_L) has
+probability
+
+    q(i₁, …, i_L | x) = Π_k w_{i_k} / (W − Σ_{m<k} w_{i_m}),     W = Σ_j w_j,
+
+and ends at y = x with those L bits flipped. The order is an auxiliary
+variable: the reverse move starts at y with y's weights w′ and retraces the
+path backwards, (i_L, …, i₁). Since reversing the path is an involution, the
+Metropolis–Hastings step on (state, path),
+
+    α = min{1, p̃(y) q(i_L, …, i₁ | y) / (p̃(x) q(i₁, …, i_L | x))},
+
+leaves p̃ exactly invariant although q(y | x) itself (a sum over the L!
+orders) is never computed. Cost: the ratios at x (kept) and at y, so one
+value-and-gradient evaluation per step with ``ratios="gradient"``, or 1 + d
+with exact ratios. L is tuned toward an acceptance rate during ``burn_in``
+steps and then frozen (``samplers.acceptance_tuning``, as DISCS tunes its
+"radius"); with ``burn_in=0`` the requested ``path_length`` is used throughout.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import param
+from numba import njit
+
+from .acceptance_tuning import AcceptanceTuned
+from .base import Sampler, acceptance_probability, inverse_cdf, metropolis_accept
+from .factorised import LocalRatios
+from .locally_balanced import flip_log_acceptance
+
+
+@njit(cache=True)
+def draw_paths(log_w, uniforms):
+    """One path of ``uniforms.shape[1]`` distinct sites per row, drawn ∝ w without replacement.
+
+    Returns (paths ``(n, L)``, valid ``(n,)``): a row is invalid when fewer than L
+    sites have positive weight (its path is then padded with its first site).
+    """
+    n, length = uniforms.shape
+    paths = np.zeros((n, length), dtype=np.int64)
+    valid = np.ones(n, dtype=np.bool_)
+    for c in range(n):
+        weights = np.exp(log_w[c] - np.max(log_w[c]))
+        for k in range(length):
+            total = weights.sum()
+            if not total > 0.0:
+                valid[c] = False
+                paths[c, k:] = paths[c, 0]
+                break
+            pick = inverse_cdf(weights, total, uniforms[c, k])
+            paths[c, k] = pick
+            weights[pick] = 0.0
+    return paths, valid
+
+
+@njit(cache=True)
+def path_log_probability(log_w, paths, backwards):
+    """log q of each row's path (read backwards if ``backwards``) under sequential draws ∝ w without replacement."""
+    n, length = paths.shape
+    out = np.zeros(n)
+    for c in range(n):
+        weights = np.exp(log_w[c] - np.max(log_w[c]))
+        for k in range(length):
+            site = paths[c, length - 1 - k] if backwards else paths[c, k]
+            total = weights.sum()
+            if not weights[site] > 0.0:
+                out[c] = -np.inf
+                break
+            out[c] += np.log(weights[site]) - np.log(total)
+            weights[site] = 0.0
+    return out
+
+
+class PathAuxiliary(AcceptanceTuned, LocalRatios):
+    """PAS: L locally balanced flips along a path, accepted with the exact reverse-path probability."""
+
+    registry_name = "pas"
+    bytes_per_site = Sampler.bytes_per_site + 8  # the flip log-ratios of the states
+    tuned_parameter = "path_length"
+    tuned_on_log = False
+    path_length = param.Integer(1, bounds=(1, 100_000), doc="Flips per move L (the start of the tuning if "
+                                                            "burn_in > 0); at most the dimension.")
+
+    def _validate(self):
+        super()._validate()
+        if self.path_length > self.target.dim:
+            raise ValueError(f"pas: path_length={self.path_length} exceeds the dimension {self.target.dim}")
+
+    def _tuned_bounds(self):
+        return 1.0, float(self.target.dim)
+
+    def _frozen_value(self):
+        return self._length()
+
+    def _length(self) -> int:
+        """L in force: the tuned radius, rounded."""
+        return int(round(self.tuned_value))
+
+    def _step(self):
+        tuning = self._adapts_this_step()
+        n = self.states.shape[0]
+        log_w = self.log_g(self._log_t)
+        paths, valid = draw_paths(log_w, self.rng.random((n, self._length())))
+        rows = np.arange(n)[:, None]
+        proposals = self.states.copy()
+        proposals[rows, paths] ^= valid[:, None].astype(np.uint8)
+        proposed_log_prob, proposed_log_t = self._value_and_log_ratios(proposals)
+        log_alpha = np.where(valid, flip_log_acceptance(
+            proposed_log_prob - self.log_p, path_log_probability(log_w, paths, False),
+            path_log_probability(self.log_g(proposed_log_t), paths, True)), -np.inf)
+        accepted = metropolis_accept(log_alpha, self.rng)
+        if tuning:
+            self._tune(float(acceptance_probability(log_alpha).mean()))
+        self.states[accepted] = proposals[accepted]
+        self.log_p[accepted] = proposed_log_prob[accepted]
+        self._log_t[accepted] = proposed_log_t[accepted]
+        return dict(accepted=accepted, proposed_sites=paths, proposed_values=proposals[rows, paths],
+                    proposed_log_prob=proposed_log_prob)
+
+    def transition_row(self, x):
+        """Every ordered path of L distinct sites with q(path | x)·α, from the step's compiled path probabilities."""
+        paths = np.array(list(itertools.permutations(range(x.size), self._length())), dtype=np.int64)
+        rows = np.arange(len(paths))[:, None]
+        proposals = np.repeat(x[None, :], len(paths), axis=0)
+        proposals[rows, paths] ^= 1
+        log_p, log_t = self._value_and_log_ratios(x[None, :])
+        proposed_log_prob, proposed_log_t = self._value_and_log_ratios(proposals)
+        log_forward = path_log_probability(np.repeat(self.log_g(log_t), len(paths), axis=0), paths, False)
+        log_alpha = flip_log_acceptance(proposed_log_prob - log_p[0], log_forward,
+                                        path_log_probability(self.log_g(proposed_log_t), paths, True))
+        return self._with_stay(x, proposals, np.exp(log_forward) * acceptance_probability(log_alpha))
