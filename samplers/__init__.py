@@ -14,22 +14,26 @@ from targets.base import Target
 from .adaptive import Adaptive
 from .balancing import BALANCING, log_balancing
 from .base import Sampler, StepRecord
+from .clusters import SwendsenWang, Wolff
+from .factorised import DLMC, DMALA
 from .gibbs import BlockGibbs
 from .hamming_ball import HammingBall
 from .intracluster import Intracluster
 from .kawasaki import Kawasaki
 from .locally_balanced import GibbsWithGradients, LocallyBalanced
 from .partition_mcmc import PartitionMCMC
+from .path_auxiliary import PathAuxiliary
 from .single_site import Gibbs, Metropolis
 from .run import Trace, run
 from .self_balancing import FastLocalSelfBalancing, LocalSelfBalancing
 from .structure_mcmc import StructureMCMC
+from .tempering import ParallelTempering
 
 _REGISTRY: dict[str, type[Sampler]] = {
     cls.registry_name: cls
     for cls in (Metropolis, Gibbs, BlockGibbs, HammingBall, LocallyBalanced, GibbsWithGradients,
                 LocalSelfBalancing, FastLocalSelfBalancing, StructureMCMC, PartitionMCMC, Intracluster,
-                Kawasaki)
+                Kawasaki, DMALA, DLMC, PathAuxiliary, ParallelTempering, SwendsenWang, Wolff)
 }
 
 
@@ -55,5 +59,5 @@ __all__ = [
     "Adaptive", "BALANCING", "log_balancing", "Sampler", "StepRecord", "Trace", "run", "available", "make",
     "sampler_class", "Metropolis", "Gibbs", "BlockGibbs", "HammingBall", "LocallyBalanced",
     "GibbsWithGradients", "LocalSelfBalancing", "FastLocalSelfBalancing", "StructureMCMC", "PartitionMCMC",
-    "Intracluster", "Kawasaki",
+    "Intracluster", "Kawasaki", "DMALA", "DLMC", "PathAuxiliary", "ParallelTempering", "SwendsenWang", "Wolff",
 ]

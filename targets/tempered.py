@@ -5,9 +5,9 @@ local quantity scaled by β: flip log-ratios, block log-ratios, the gradient of
 the differentiable extension, and (for a pairwise model, log p̃ = β₀(Σ J s s +
 Σ h s)) the compiled samplers' flip tables and the Edwards–Sokal couplings at
 β·β₀. So any sampler built for ``base`` runs unchanged on p̃_β, with the same
-fast paths. Evaluations are counted on the tempered target (one evaluation of
-p̃_β is one of p̃); ``base`` should be a target of its own (``target.with_params()``
-makes a copy that shares the read-only arrays), so the two counters stay apart.
+fast paths. Evaluations are counted on the tempered target only (one
+evaluation of p̃_β is one of p̃), never on the base, so replicas at several
+temperatures share one base target and its arrays.
 """
 
 from __future__ import annotations
@@ -70,10 +70,11 @@ class Tempered(Target):
         return self.beta * self.base._delta_log_prob(x)
 
     def delta_after_flip(self, x, delta, idx):
-        """The base's changed ratios at β·(its Δ), counted here (the base counts its own call, not ours)."""
+        """The base's changed ratios at β·(its Δ), counted here and not on the base (whose counter is restored)."""
         before = self.base.n_evals
         sites, values = self.base.delta_after_flip(x, delta / self.beta, idx)
         self._count(self.base.n_evals - before)
+        self.base.n_evals = before
         return sites, self.beta * values
 
     def _block_log_ratio(self, x, sites, values):

@@ -1,0 +1,164 @@
+"""Parallel tempering (replica exchange; Swendsen & Wang 1986, Geyer 1991) around any fixed-kernel sampler.
+
+Each chain is a system of K replicas x₁, …, x_K at inverse temperatures
+1 = β₁ > β₂ > … > β_K (a geometric ladder down to ``min_beta``), replica k
+targeting p̃_{β_k} = p̃^{β_k} (``targets.tempered``). The joint target is the
+product Π_k p̃(x_k)^{β_k}. A step moves every replica with the base sampler's
+kernel at its own temperature — each leaves its factor invariant — and then
+(every ``swap_every`` steps) proposes exchanging the states of neighbouring
+replicas, first all pairs (1, 2), (3, 4), …, then all pairs (2, 3), (4, 5), …,
+each accepted with
+
+    α = min{1, exp((β_k − β_{k+1}) (log p̃(x_{k+1}) − log p̃(x_k)))},
+
+which leaves the product invariant. So the whole step does, and the cold
+replica x₁ is a chain on p̃ itself: it is what the views and diagnostics show
+(``states``, ``log_p``), while hot replicas cross the barriers that a local
+sampler cannot. ``swap_acceptance`` is the mean acceptance probability of each
+pair so far. A swap rebuilds the per-chain caches of the samplers it touches
+(their evaluations counted). Every replica's kernel is fixed: adaptive bases run
+with ``burn_in=0``.
+
+``transition_row`` works on the joint state (K·d bits, replica 1 first) and
+is assembled from the replicas' own ``transition_row`` and the swap acceptance
+the step uses; π of the joint is the product of the tempered targets.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import param
+
+from targets.tempered import Tempered
+
+from .base import Sampler, acceptance_probability, metropolis_accept
+
+#: Samplers with a fixed kernel whose chains a swap may replace (not the DAG samplers, LSB/FLSB or intracluster).
+TEMPERABLE = ("metropolis", "gibbs", "block_gibbs", "hamming_ball", "locally_balanced", "gwg", "dmala", "dlmc",
+              "pas", "swendsen_wang", "wolff")
+
+
+def swap_log_acceptance(beta_hot, beta_cold, log_p_hot, log_p_cold):
+    """log α (before the min) of exchanging the states of replicas at β_cold > β_hot with untempered log p̃
+    ``log_p_cold`` and ``log_p_hot``: (β_cold − β_hot)(log p̃(x_hot) − log p̃(x_cold))."""
+    return (beta_cold - beta_hot) * (log_p_hot - log_p_cold)
+
+
+class ParallelTempering(Sampler):
+    """Replicas of a base sampler on a ladder of temperatures with replica exchange; the cold replica is the chain."""
+
+    registry_name = "parallel_tempering"
+    base = param.Selector(default="metropolis", objects=list(TEMPERABLE), doc="The sampler every replica runs.")
+    base_params = param.Dict(default={}, doc="Parameters of the base sampler (not n_chains or seed).")
+    n_replicas = param.Integer(4, bounds=(2, 32), doc="Replicas K (temperatures) per chain, the cold one included.")
+    min_beta = param.Number(0.3, bounds=(1e-3, 1.0), inclusive_bounds=(True, False),
+                            doc="Inverse temperature β_K of the hottest replica (the ladder is geometric from 1).")
+    swap_every = param.Integer(1, bounds=(1, 100_000), doc="Steps between rounds of replica exchanges.")
+
+    @property
+    def betas(self) -> np.ndarray:
+        """The ladder β₁ = 1 > … > β_K = ``min_beta``, geometric."""
+        return self.min_beta ** (np.arange(self.n_replicas) / (self.n_replicas - 1))
+
+    @classmethod
+    def estimated_bytes(cls, n_chains, dim, params=None):
+        """K replicas of the base sampler, plus each record's full copy of the cold proposals."""
+        from . import sampler_class
+
+        base = sampler_class(cls._requested(params, "base"))
+        replicas = cls._requested(params, "n_replicas") * base.estimated_bytes(
+            n_chains, dim, cls._base_params(base, cls._requested(params, "base_params")))
+        return int(replicas + super().estimated_bytes(n_chains, dim, params) + n_chains * dim)
+
+    @staticmethod
+    def _base_params(base: type[Sampler], requested: dict) -> dict:
+        """The base's parameters: ``base_params`` with ``burn_in=0`` (a fixed kernel) unless given."""
+        reserved = sorted({"n_chains", "seed", "init"} & set(requested))
+        if reserved:
+            raise ValueError(f"parallel_tempering sets {', '.join(reserved)} of its replicas itself; "
+                             f"remove them from base_params")
+        return ({"burn_in": 0} if "burn_in" in base.param else {}) | dict(requested)
+
+    def _prepare(self):
+        from . import sampler_class
+
+        base = sampler_class(self.base)
+        params = self._base_params(base, self.base_params)
+        seeds = np.random.SeedSequence(self.seed).generate_state(self.n_replicas, dtype=np.uint64) >> np.uint64(1)
+        self.replicas = [base(self.target, n_chains=self.n_chains, seed=int(seeds[0]), init=self.states, **params)]
+        self.replicas += [base(Tempered(base=self.target, beta=beta), n_chains=self.n_chains, seed=int(seed), **params)
+                          for beta, seed in zip(self.betas[1:], seeds[1:])]
+        self.n_evals += sum(replica.n_evals for replica in self.replicas[1:])
+        adapting = [replica for replica in self.replicas if getattr(replica, "adapting", False)]
+        if adapting:
+            raise ValueError("parallel_tempering needs a fixed kernel in every replica: set burn_in=0 in base_params")
+        self._swap_attempts = np.zeros(self.n_replicas - 1)
+        self._swap_acceptance_sum = np.zeros(self.n_replicas - 1)
+        self.states, self.log_p = self.replicas[0].states, self.replicas[0].log_p
+
+    @property
+    def swap_acceptance(self) -> np.ndarray:
+        """Mean acceptance probability of exchanges between replicas k and k+1 so far (NaN before any)."""
+        with np.errstate(invalid="ignore"):
+            return self._swap_acceptance_sum / self._swap_attempts
+
+    def _hot_evaluations(self) -> int:
+        return sum(replica.target.n_evals for replica in self.replicas[1:])
+
+    def _step(self):
+        before = self._hot_evaluations()
+        cold = self.replicas[0].step()
+        for replica in self.replicas[1:]:
+            replica.step(record=False)
+        if (self.n_steps + 1) % self.swap_every == 0:
+            self._exchange()
+        self.n_evals += self._hot_evaluations() - before
+        self.states, self.log_p = self.replicas[0].states, self.replicas[0].log_p
+        return dict(accepted=cold.accepted, proposed_sites=np.broadcast_to(np.arange(self.target.dim),
+                                                                            cold.states.shape),
+                    proposed_values=cold.proposed, proposed_log_prob=cold.proposed_log_prob)
+
+    def _exchange(self) -> None:
+        """One round of exchanges: all pairs (k, k+1) with k even, then all with k odd."""
+        betas = self.betas
+        for first in (0, 1):
+            for k in range(first, self.n_replicas - 1, 2):
+                cold, hot = self.replicas[k], self.replicas[k + 1]
+                log_p_cold, log_p_hot = cold.log_p / betas[k], hot.log_p / betas[k + 1]
+                log_alpha = swap_log_acceptance(betas[k + 1], betas[k], log_p_hot, log_p_cold)
+                self._swap_attempts[k] += log_alpha.size
+                self._swap_acceptance_sum[k] += acceptance_probability(log_alpha).sum()
+                rows = np.flatnonzero(metropolis_accept(log_alpha, self.rng))
+                if rows.size:
+                    cold_states, hot_states = cold.states[rows].copy(), hot.states[rows].copy()
+                    cold.replace_chains(rows, hot_states, betas[k] * log_p_hot[rows])
+                    hot.replace_chains(rows, cold_states, betas[k + 1] * log_p_cold[rows])
+
+    def joint_stationary_log_prob(self, joint_states: np.ndarray) -> np.ndarray:
+        """log Π_k p̃(x_k)^{β_k} of joint states ``(m, K·d)`` (uncounted), for the exactness harness."""
+        d = self.target.dim
+        return sum(beta * self.target._log_prob(joint_states[:, k * d:(k + 1) * d])
+                   for k, beta in enumerate(self.betas))
+
+    def transition_row(self, x):
+        """Next joint states from a joint state x (K·d bits): the replicas' rows combined, then the exchanges."""
+        d, betas = self.target.dim, self.betas
+        rows = [replica.transition_row(x[k * d:(k + 1) * d]) for k, replica in enumerate(self.replicas)]
+        states, probs = [], []
+        for combination in itertools.product(*(range(len(row[1])) for row in rows)):
+            states.append(np.concatenate([rows[k][0][i] for k, i in enumerate(combination)]))
+            probs.append(np.prod([rows[k][1][i] for k, i in enumerate(combination)]))
+        states, probs = np.array(states, dtype=np.uint8), np.array(probs)
+        if (self.n_steps + 1) % self.swap_every != 0:
+            return states, probs
+        for first in (0, 1):
+            for k in range(first, self.n_replicas - 1, 2):
+                cold, hot = states[:, k * d:(k + 1) * d], states[:, (k + 1) * d:(k + 2) * d]
+                accept = acceptance_probability(swap_log_acceptance(
+                    betas[k + 1], betas[k], self.target._log_prob(hot), self.target._log_prob(cold)))
+                swapped = states.copy()
+                swapped[:, k * d:(k + 1) * d], swapped[:, (k + 1) * d:(k + 2) * d] = hot, cold
+                states, probs = np.vstack([states, swapped]), np.concatenate([probs * (1 - accept), probs * accept])
+        return states, probs
