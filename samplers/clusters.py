@@ -207,18 +207,21 @@ class _ClusterSampler(Sampler):
         if model is None:
             raise ValueError(f"{self.registry_name} needs a pairwise model (Ising, segmentation, Boltzmann); "
                              f"{self.target.registry_name!r} is not one")
-        edges, couplings, field, beta = model()
+        couplings = model()[1]
         if np.any(couplings < 0):
             raise ValueError(f"{self.registry_name} needs non-negative couplings (a ferromagnet): this target has "
                              f"{int(np.sum(couplings < 0))} negative ones — it is frustrated, and clusters of "
                              f"aligned spins do not represent it")
-        self._edges, self._field, self._beta = edges, field, beta
-        self._probabilities = bond_probability(couplings, beta)
+
+    def _bonds(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+        """(edges, bond probabilities 1 − e^{−2βJ}, field h, β) of the target, read when needed (not held)."""
+        edges, couplings, field, beta = self.target.pairwise_model()
+        return edges, bond_probability(couplings, beta), field, beta
 
     def _exact_row(self, x, row_function):
         if x.size > MAX_EXACT_DIM:
             raise ValueError(f"{self.registry_name}: exact rows need dim <= {MAX_EXACT_DIM}")
-        probs = row_function(x.astype(np.uint8), self._edges, self._probabilities, self._field, self._beta)
+        probs = row_function(x.astype(np.uint8), *self._bonds())
         codes = np.flatnonzero(probs)
         return all_states(x.size)[codes], probs[codes]
 
@@ -233,7 +236,7 @@ class SwendsenWang(_ClusterSampler):
     registry_name = "swendsen_wang"
 
     def _step(self):
-        swendsen_wang_steps(self.states, self._edges, self._probabilities, self._field, self._beta, self._seed())
+        swendsen_wang_steps(self.states, *self._bonds(), self._seed())
         self.log_p = self.target.log_prob(self.states)
         n = self.states.shape[0]
         return dict(accepted=np.ones(n, dtype=bool), proposed_sites=np.broadcast_to(np.arange(self.target.dim),
@@ -249,16 +252,13 @@ class Wolff(_ClusterSampler):
 
     registry_name = "wolff"
 
-    def _prepare(self):
-        nbr, w, _, _ = self.target.flip_tables
-        self._nbr, self._w = nbr, w
-
     def _step(self):
         n = self.states.shape[0]
         proposals, accepted = np.empty_like(self.states), np.empty(n, dtype=bool)
         self.last_cluster_sizes = np.empty(n, dtype=np.int64)
-        wolff_steps(self.states, self._nbr, self._w, self._field, self._beta, self._seed(), proposals, accepted,
-                    self.last_cluster_sizes)
+        nbr, w, _, _ = self.target.flip_tables
+        _, _, field, beta = self.target.pairwise_model()
+        wolff_steps(self.states, nbr, w, field, beta, self._seed(), proposals, accepted, self.last_cluster_sizes)
         proposed_log_prob = self.target.log_prob(proposals)
         self.log_p[accepted] = proposed_log_prob[accepted]
         return dict(accepted=accepted, proposed_sites=np.broadcast_to(np.arange(self.target.dim), proposals.shape),

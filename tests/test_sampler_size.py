@@ -55,6 +55,13 @@ CASES = [
     ("kawasaki", {"n_active": 18}),
     ("structure_mcmc", {}),
     ("partition_mcmc", {}),
+    ("dmala", {"burn_in": 10}),
+    ("dlmc", {"ratios": "gradient"}),
+    ("pas", {"path_length": 4, "ratios": "exact"}),
+    ("parallel_tempering", {"base": "locally_balanced", "n_replicas": 3}),
+    ("parallel_tempering", {"base": "gwg", "n_replicas": 2}),
+    ("swendsen_wang", {}),
+    ("wolff", {}),
 ]
 DAG_SAMPLERS = {"structure_mcmc", "partition_mcmc"}
 

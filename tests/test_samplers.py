@@ -21,6 +21,12 @@ ALL_SETTINGS = {
     "kawasaki": {"n_active": 18},
     "structure_mcmc": {},
     "partition_mcmc": {},
+    "dmala": {"burn_in": 20},
+    "dlmc": {"burn_in": 20},
+    "pas": {"path_length": 3, "burn_in": 20},
+    "parallel_tempering": {"base": "locally_balanced", "n_replicas": 3},
+    "swendsen_wang": {},
+    "wolff": {},
 }
 #: Samplers of DAGs need a DAG target; the others run on a 6 × 6 segmentation.
 DAG_SAMPLERS = {"structure_mcmc", "partition_mcmc"}
