@@ -10,7 +10,7 @@ import sys
 
 BENCHMARKS = ["core_throughput", "dashboard_live", "lsb_cost", "lsb_segmentation", "lsb_rbm", "lsb_markov",
               "opad_ising", "opad_bvs", "opad_dag", "exact_enumeration", "intracluster_paper", "intracluster_cost",
-              "kernels_vs_reference", "paper_claims",
+              "kernels_vs_reference", "paper_claims", "discs_ising",
               "classroom"]
 
 

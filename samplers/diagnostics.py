@@ -100,6 +100,31 @@ def ess_per_chain(samples: np.ndarray) -> np.ndarray:
     return np.array([ess(row[None, :]) for row in np.atleast_2d(samples)])
 
 
+def hamming_reference(dim: int, seed: int = 0) -> np.ndarray:
+    """The fixed random reference state of the DISCS protocol: ``dim`` uniform bits from ``seed``."""
+    return np.random.default_rng(seed).integers(0, 2, size=dim, dtype=np.uint8)
+
+
+def hamming_distance(states: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """Number of bits of each state (row) that differ from ``reference``."""
+    return (states != reference).sum(axis=1)
+
+
+def discs_ess(samples: np.ndarray) -> np.ndarray:
+    """Per chain, the ESS of the DISCS benchmark (Goshvadi et al. 2023): over the second half of each chain.
+
+    DISCS traces the Hamming distance of each state to a fixed random reference
+    state (``hamming_distance``, ``hamming_reference``), keeps the second half of
+    every chain, estimates each chain's ESS on its own, and reports their mean ±
+    std over chains, divided by the steps, seconds or target evaluations of that
+    half. Each chain's ESS here is the bulk ESS of ``ess``. Unlike the ESS
+    over all chains (``ess``), it never sees that chains disagree: chains stuck
+    in different modes each report a high ESS.
+    """
+    samples = np.atleast_2d(samples)
+    return ess_per_chain(samples[:, samples.shape[1] // 2:])
+
+
 def lsb_authors_ess(samples: np.ndarray, lags: int) -> np.ndarray:
     """Per chain, the "ESS" of the LSB paper's Tables 2–3, as the authors' ``ess.py`` computes it.
 

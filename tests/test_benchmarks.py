@@ -1,7 +1,8 @@
-"""The LSB paper benchmarks run end to end at a tiny size and write their tables and figures."""
+"""The benchmarks run end to end at a tiny size and print or write their tables and figures."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import benchmarks.lsb_runs as lsb_runs
@@ -175,3 +176,28 @@ def test_kernels_vs_reference_prints_our_side_and_skips_a_missing_reference(tmp_
         "| LSB1 while learning", "| LSB1 frozen", "| LSB2 while learning", "| LSB2 frozen"]
     assert all(row.split(" | ")[1] == "–" and row.split(" | ")[4] == "–" for row in rows)
     assert "√t step 240×240 / 30×30:" in out and "frozen LSB2 / fixed √t step:" in out
+
+
+def test_discs_ising_prints_both_findings_with_verdicts(capsys):
+    from benchmarks import discs_ising
+
+    discs_ising.main(["--size", "6", "--steps", "400", "--chains", "4", "--sizes", "4,6"])
+    out = capsys.readouterr().out
+    verdicts = [line.split(": ", 1)[1].split(" (")[0] for line in out.splitlines() if line.startswith("verdict: ")]
+    assert len(verdicts) == 2 and all(v in ("reproduced", "not reproduced", "inconclusive") for v in verdicts)
+    assert sum(line.split()[1] in ("above", "below") for line in out.splitlines()
+               if line.strip() and line.split()[0].replace(".", "").isdigit() and len(line.split()) > 2) == 4
+    assert "falls" in out and "for Metropolis" in out
+
+
+def test_discs_ising_model_is_discs_energy():
+    from benchmarks.discs_ising import discs_ising_model
+
+    target = discs_ising_model(3, lam=0.5, mu=0.5, sigma=1.5, seed=0)
+    states = np.random.default_rng(1).integers(0, 2, size=(20, 9), dtype=np.uint8)
+    spins = (2.0 * states - 1).reshape(20, 3, 3)
+    field = -target.pairwise_model()[2].reshape(3, 3)  # b of DISCS
+    # DISCS's forward: λ Σ over open-lattice neighbour pairs of s_i s_j − Σ b_i s_i.
+    pairs = (spins[:, 1:, :] * spins[:, :-1, :]).sum(axis=(1, 2)) + (spins[:, :, 1:] * spins[:, :, :-1]).sum(axis=(1, 2))
+    expected = 0.5 * pairs - (spins * field).sum(axis=(1, 2))
+    np.testing.assert_allclose(target.log_prob(states), expected, atol=1e-12)

@@ -16,6 +16,7 @@ import pytest
 from dashboard.explorer import Explorer
 from dashboard.model.config import RunConfig
 from dashboard.model.images import as_image
+from dashboard.model.session import ESS_DEFINITIONS
 from dashboard.views.adaptation import AdaptationView
 from dashboard.views.balancing import BalancingView
 from dashboard.views.dag import DagView
@@ -228,8 +229,11 @@ def test_diagnostics_table_fills_after_a_run(explorer):
     advance(explorer, 200)
     diagnostics = view(explorer, DiagnosticsView)
     settle(explorer, lambda: len(diagnostics._table.object) and diagnostics._table.object["value"][0] == "201")
-    assert list(diagnostics._table.object["diagnostic"]) == ["window (steps)", "acceptance", "ESS", "R-hat",
-                                                             "ESS per 1000 evaluations", "ESS per second"]
+    rates = ("per step", "per 1000 evaluations", "per second")
+    assert list(diagnostics._table.object["diagnostic"]) == ["window (steps)", "acceptance", "R-hat"] + [
+        name + suffix for name in ESS_DEFINITIONS for suffix in ("", *(f" {rate}" for rate in rates))]
+    values = dict(zip(diagnostics._table.object["diagnostic"], diagnostics._table.object["value"]))
+    assert " ± " in values[ESS_DEFINITIONS[1]] and " ± " in values[ESS_DEFINITIONS[2]]
 
 
 def test_invalid_settings_show_a_message_and_keep_the_run(explorer):

@@ -103,3 +103,18 @@ def test_lsb_authors_ess_follows_their_formula(rng):
     assert 8 < lsb_authors_ess(draws, lags).mean() < 15
     with pytest.raises(ValueError, match="lags"):
         lsb_authors_ess(draws, 0)
+
+
+def test_discs_ess_uses_each_chains_second_half_and_cannot_see_disagreeing_chains():
+    from samplers.diagnostics import discs_ess, hamming_distance, hamming_reference
+
+    rng = np.random.default_rng(0)
+    first_half_junk = np.concatenate([np.full((3, 500), 7.0), rng.normal(size=(3, 500))], axis=1)
+    np.testing.assert_allclose(discs_ess(first_half_junk), ess_per_chain(first_half_junk[:, 500:]))
+    # Two chains, each i.i.d. but around different means: DISCS's per-chain ESS is high, the pooled ESS is not.
+    stuck = np.concatenate([rng.normal(size=(1, 2000)), 10 + rng.normal(size=(1, 2000))])
+    assert discs_ess(stuck).min() > 500 and ess(stuck[:, 1000:]) < 50
+    reference = hamming_reference(12)
+    assert reference.dtype == np.uint8 and np.array_equal(reference, hamming_reference(12))
+    states = np.stack([reference, 1 - reference])
+    np.testing.assert_array_equal(hamming_distance(states, reference), [0, 12])

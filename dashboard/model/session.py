@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from samplers.adaptive import Adaptive
-from samplers.diagnostics import ess, rhat
+from samplers.diagnostics import discs_ess, ess, lsb_authors_ess, rhat
 
 from .buffer import TraceBuffer, chunk_of, trace_row
 from .capabilities import Capabilities
@@ -42,30 +42,53 @@ OPAD_SECONDS = 0.5
 COMPARISON_SECONDS = 1.0
 
 
+#: The three definitions of ESS the diagnostics table puts side by side.
+ESS_DEFINITIONS = ("ESS", "ESS per chain, DISCS (2nd half)", "ESS per chain, LSB code (lags ≤ 500)")
+
+
+def _rates(value: float, steps: int, evals: int, seconds: float) -> dict:
+    return {"per step": value / steps if steps else float("nan"),
+            "per 1000 evaluations": 1000 * value / evals if evals else float("nan"),
+            "per second": value / seconds if seconds > 0 else float("nan")}
+
+
 def diagnostics(buffer: TraceBuffer) -> dict:
     """Mixing diagnostics of the traced statistic over the recent window (full resolution).
 
-    ESS and R̂ are the rank-normalised estimators of Vehtari et al. (2021)
-    over all chains; per-evaluation and per-second rates divide by the
-    evaluations and sampling time spent inside the window.
+    Three definitions of ESS, each with its rate per step, per 1000 target
+    evaluations and per second of sampling (over the part of the window it uses):
+
+    * ``ESS``: rank-normalised bulk ESS over all chains (Vehtari et al. 2021),
+      with split-R̂;
+    * DISCS's: each chain's ESS over the second half of the window, mean ± std
+      over chains (``samplers.diagnostics.discs_ess``; DISCS traces the Hamming
+      distance to a random reference state, the ``hamming`` statistic);
+    * the LSB authors' windowed, truncated ESS (``lsb_authors_ess``) with
+      lags = min(500, window/4), mean ± std over chains.
     """
     recent = buffer.recent()
     n = len(recent["step"])
-    result = {"window (steps)": n, "acceptance": float("nan"), "ESS": float("nan"), "R-hat": float("nan"),
-              "ESS per 1000 evaluations": float("nan"), "ESS per second": float("nan")}
-    if n < 8:
+    result = {"window (steps)": n, "acceptance": float("nan"), "R-hat": float("nan"), ESS_DEFINITIONS[0]: float("nan")}
+    if n < 16:
         return result
     draws = recent["statistic"].T
-    value = ess(draws)
-    evals = recent["n_evals"][-1] - recent["n_evals"][0]
-    seconds = recent["seconds"][-1] - recent["seconds"][0]
-    result.update({
-        "acceptance": float(recent["accepted"][1:].sum() / ((n - 1) * buffer.n_chains)),
-        "ESS": value,
-        "R-hat": rhat(draws) if buffer.n_chains > 1 else float("nan"),
-        "ESS per 1000 evaluations": 1000 * value / evals if evals else float("nan"),
-        "ESS per second": value / seconds if seconds > 0 else float("nan"),
-    })
+    half = n // 2
+    spent = {key: (recent[key][-1] - recent[key][0], recent[key][-1] - recent[key][half])
+             for key in ("n_evals", "seconds")}
+    result["acceptance"] = float(recent["accepted"][1:].sum() / ((n - 1) * buffer.n_chains))
+    result["R-hat"] = rhat(draws) if buffer.n_chains > 1 else float("nan")
+    per_chain = {ESS_DEFINITIONS[1]: (discs_ess(draws), 1),
+                 ESS_DEFINITIONS[2]: (lsb_authors_ess(draws, min(500, n // 4)), 0)}
+    pooled = ess(draws)
+    result[ESS_DEFINITIONS[0]] = pooled
+    for rate, value in _rates(pooled, n - 1, spent["n_evals"][0], spent["seconds"][0]).items():
+        result[f"{ESS_DEFINITIONS[0]} {rate}"] = value
+    for name, (values, second_half) in per_chain.items():
+        result[name] = f"{np.mean(values):.4g} ± {np.std(values):.2g}"
+        steps = n - 1 - half if second_half else n - 1
+        for rate, value in _rates(float(np.mean(values)), steps, spent["n_evals"][second_half],
+                                  spent["seconds"][second_half]).items():
+            result[f"{name} {rate}"] = value
     return result
 
 

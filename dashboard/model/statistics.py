@@ -5,7 +5,9 @@ Each statistic maps a batch of states and their log p̃ to one number per chain:
 * ``log_prob``      log p̃(x) (always);
 * ``ones``          the fraction of bits equal to 1 (always);
 * ``magnetisation`` the mean spin (2x − 1) (pairwise spin models);
-* ``agreement``     the fraction of pixels matching the ground truth (segmentation).
+* ``agreement``     the fraction of pixels matching the ground truth (segmentation);
+* ``hamming``       the Hamming distance to a fixed random reference state (always; the
+                    DISCS benchmark's statistic, ``samplers.diagnostics.hamming_distance``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from samplers.diagnostics import hamming_distance, hamming_reference
 from targets.base import Target
 
 Statistic = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -23,6 +26,7 @@ LABELS = {
     "ones": "fraction of ones",
     "magnetisation": "magnetisation",
     "agreement": "agreement with truth",
+    "hamming": "Hamming distance to a random reference state",
 }
 
 
@@ -36,6 +40,8 @@ def available_statistics(target: Target) -> dict[str, Statistic]:
         stats["magnetisation"] = lambda states, log_p: target.magnetisation(states)
     if hasattr(target, "agreement"):
         stats["agreement"] = lambda states, log_p: target.agreement(states)
+    stats["hamming"] = lambda states, log_p: hamming_distance(states, hamming_reference(states.shape[1])).astype(
+        np.float64)
     return stats
 
 

@@ -13,6 +13,8 @@ from .base import LiveView
 
 
 def _format(value) -> str:
+    if isinstance(value, str):
+        return value
     if isinstance(value, float) and math.isnan(value):
         return "–"
     if isinstance(value, int):
@@ -42,7 +44,9 @@ class DiagnosticsView(LiveView):
             return
         self._table.object = pd.DataFrame({"diagnostic": list(values), "value": [_format(v) for v in values.values()]})
         self._caption.object = (f"Statistic: *{LABELS[self._statistic]}*, over the last "
-                                f"{values['window (steps)']:,} steps (rank-normalised ESS and R̂, Vehtari et al. 2021).")
+                                f"{values['window (steps)']:,} steps. Three ESS definitions: rank-normalised over all chains "
+                                f"(Vehtari et al. 2021); DISCS's per chain over the second half (choose the Hamming "
+                                f"statistic for their protocol); the LSB authors' truncated window.")
 
     def __panel__(self):
         return pn.Column(self._caption, self._table, sizing_mode="stretch_width")
