@@ -98,6 +98,11 @@ class Controls(pn.viewable.Viewer):
         self.apply_button = pn.widgets.Button(label="Apply settings", color="primary",
                                               description="Build the target and sampler above and restart the run.")
 
+        self.live_beta = pn.widgets.FloatSlider(name="β (live)", start=0.0, end=1.0, step=0.005, value=0.5,
+                                                visible=False, sizing_mode="stretch_width")
+        self.live_beta_note = pn.pane.Markdown(
+            "Moving β takes the running chains to the new temperature: the run goes on from their states "
+            "(recorded in the configuration, so it replays).", visible=False, styles={"font-size": "0.85em"})
         self.start = pn.widgets.Button(label="Start", color="success", width=80)
         self.pause = pn.widgets.Button(label="Pause", color="warning", width=80)
         self.step = pn.widgets.Button(label="Step", color="default", width=70)
@@ -130,6 +135,8 @@ class Controls(pn.viewable.Viewer):
         self.reset.on_click(lambda event: self.client.reset())
         self.client.param.watch(self._show_error, "error")
         self.client.param.watch(self._on_built, "config")
+        self.client.param.watch(self._show_live_beta, "info")
+        self.live_beta.param.watch(lambda event: self.client.set_beta(event.new), "value_throttled")
         self.client.param.watch(self.update_status, ["status", "building", "compiling"])
 
         self.show_config(self.client.requested)
@@ -218,6 +225,20 @@ class Controls(pn.viewable.Viewer):
             with pn.io.hold():
                 self.show_config(event.new)
 
+    def _show_live_beta(self, event=None) -> None:
+        """The β slider, for a run whose target has an inverse temperature, at the run's current β."""
+        config = self.client.config
+        spec = targets.target_class(config.target).param.objects().get("beta") if config is not None else None
+        self.live_beta.visible = self.live_beta_note.visible = spec is not None
+        if spec is None:
+            return
+        beta = config.beta_changes[-1][1] if config.beta_changes else config.target_params.get("beta", spec.default)
+        critical = (config.target == "ising_lattice" and config.target_params.get("ndim", 2) == 2
+                    and config.target_params.get("J", 1.0) == 1.0)
+        self.live_beta.name = "β (live) · critical β_c ≈ 0.4407" if critical else "β (live)"
+        self.live_beta.end = max(1.0, 1.5 * beta)
+        self.live_beta.value = beta
+
     def _on_load_preset(self, event=None) -> None:
         self._apply_and_show(self._presets[self.preset.value].run_config())
 
@@ -285,6 +306,7 @@ class Controls(pn.viewable.Viewer):
             self.alert,
             pn.Row(self.start, self.pause, self.step, self.reset),
             self.status,
+            self.live_beta, self.live_beta_note,
             pn.layout.Divider(),
             self.preset, self.load_preset, self.preset_info,
             pn.layout.Divider(),

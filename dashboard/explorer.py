@@ -41,6 +41,7 @@ from .views.diagnostics import DiagnosticsView
 from .views.inclusion import InclusionView
 from .views.kl import KLView
 from .views.lattice import LatticeView
+from .views.tempering import TemperingView
 from .views.traces import TraceView
 
 #: Most of the server's CPU time the sessions' flushes may take together: beyond it, every session refreshes
@@ -57,8 +58,8 @@ CHASE_MS = 5000
 _LIVE: weakref.WeakSet = weakref.WeakSet()
 
 #: The live views, in the order of their cards.
-VIEWS = (LatticeView, TraceView, ComparisonView, AdaptationView, BalancingView, KLView, InclusionView, DagView,
-         DiagnosticsView)
+VIEWS = (LatticeView, TraceView, ComparisonView, AdaptationView, TemperingView, BalancingView, KLView, InclusionView,
+         DagView, DiagnosticsView)
 
 
 def fair_period(refresh_ms: int, sessions: int, flush_seconds: float) -> int:

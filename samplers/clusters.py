@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from targets.base import all_states, state_codes
+from targets.base import all_states
 
 from .base import Sampler
 from .exact import MAX_EXACT_DIM
@@ -139,18 +139,33 @@ def wolff_steps(states, nbr, w, field, beta, seed, proposals, accepted, sizes):
 
 
 @njit(cache=True)
+def aligned_edges(x, edges, probabilities):
+    """The edges of x that can be bonded: aligned endpoints and a positive bond probability."""
+    return np.array([e for e in range(edges.shape[0]) if x[edges[e, 0]] == x[edges[e, 1]] and probabilities[e] > 0])
+
+
+@njit(cache=True)
+def set_bond_pattern(pattern, aligned, probabilities, bonded):
+    """Bond ``aligned[k]`` iff bit k of ``pattern`` is set (in ``bonded``); returns the log probability of that
+    bond set, Σ log p over bonded edges + Σ log(1 − p) over the other aligned ones."""
+    log_probability = 0.0
+    for k in range(aligned.size):
+        edge = aligned[k]
+        bonded[edge] = (pattern >> k) & 1
+        log_probability += np.log(probabilities[edge]) if bonded[edge] else np.log1p(-probabilities[edge])
+    return log_probability
+
+
+@njit(cache=True)
 def swendsen_wang_row(x, edges, probabilities, field, beta):
     """Exact next-state probabilities from x, indexed by state code: every bond set of the aligned edges × every
     spin assignment of its clusters."""
     d = x.size
     out = np.zeros(2 ** d)
-    aligned = np.array([e for e in range(edges.shape[0]) if x[edges[e, 0]] == x[edges[e, 1]] and probabilities[e] > 0])
+    aligned = aligned_edges(x, edges, probabilities)
     bonded = np.zeros(edges.shape[0], dtype=np.bool_)
     for pattern in range(2 ** aligned.size):
-        log_bonds = 0.0
-        for k in range(aligned.size):
-            bonded[aligned[k]] = (pattern >> k) & 1
-            log_bonds += np.log(probabilities[aligned[k]]) if bonded[aligned[k]] else np.log1p(-probabilities[aligned[k]])
+        log_bonds = set_bond_pattern(pattern, aligned, probabilities, bonded)
         roots = cluster_roots(d, edges, bonded)
         log_up, log_down = cluster_up_log_probabilities(roots, field, beta)
         clusters = np.array([r for r in range(d) if roots[r] == r])
@@ -171,17 +186,14 @@ def wolff_row(x, edges, probabilities, field, beta):
     (the seed's component is the cluster) × acceptance, the rest on staying."""
     d = x.size
     out = np.zeros(2 ** d)
-    aligned = np.array([e for e in range(edges.shape[0]) if x[edges[e, 0]] == x[edges[e, 1]] and probabilities[e] > 0])
+    aligned = aligned_edges(x, edges, probabilities)
     bonded = np.zeros(edges.shape[0], dtype=np.bool_)
     members = np.empty(d, dtype=np.int64)
     x_code = 0
     for i in range(d):
         x_code |= np.int64(x[i]) << (d - 1 - i)
     for pattern in range(2 ** aligned.size):
-        log_bonds = 0.0
-        for k in range(aligned.size):
-            bonded[aligned[k]] = (pattern >> k) & 1
-            log_bonds += np.log(probabilities[aligned[k]]) if bonded[aligned[k]] else np.log1p(-probabilities[aligned[k]])
+        log_bonds = set_bond_pattern(pattern, aligned, probabilities, bonded)
         roots = cluster_roots(d, edges, bonded)
         for seed_site in range(d):
             size, code = 0, x_code

@@ -134,7 +134,8 @@ class _FactorisedFlips(AcceptanceTuned, LocalRatios):
         flips = draw_flips(self._log_t, self.rng.random(self.states.shape), *kernel)
         proposals = self.states ^ flips.view(np.uint8)
         proposed_log_prob, proposed_log_t = self._value_and_log_ratios(proposals)
-        log_alpha = flip_log_acceptance(proposed_log_prob - self.log_p, flips_log_probability(self._log_t, flips, *kernel),
+        log_alpha = flip_log_acceptance(proposed_log_prob - self.log_p,
+                                        flips_log_probability(self._log_t, flips, *kernel),
                                         flips_log_probability(proposed_log_t, flips, *kernel))
         accepted = metropolis_accept(log_alpha, self.rng)
         if tuning:

@@ -87,7 +87,8 @@ class BlackBox(Target):
             points = torch.as_tensor(x, dtype=torch.float64).requires_grad_(True)
             values = self.fn(points)
             (gradient,) = torch.autograd.grad(values.sum(), points)
-            return self._checked_values(values.detach().numpy(), x.shape[0]), self._checked_gradient(gradient.numpy(), x)
+            return (self._checked_values(values.detach().numpy(), x.shape[0]),
+                    self._checked_gradient(gradient.numpy(), x))
         return self._log_prob(x), self._checked_gradient(self.grad(x.astype(np.float64)), x)
 
     @staticmethod

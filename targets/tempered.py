@@ -12,7 +12,6 @@ temperatures share one base target and its arrays.
 
 from __future__ import annotations
 
-import numpy as np
 import param
 
 from .base import Target, TargetSize

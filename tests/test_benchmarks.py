@@ -198,6 +198,7 @@ def test_discs_ising_model_is_discs_energy():
     spins = (2.0 * states - 1).reshape(20, 3, 3)
     field = -target.pairwise_model()[2].reshape(3, 3)  # b of DISCS
     # DISCS's forward: λ Σ over open-lattice neighbour pairs of s_i s_j − Σ b_i s_i.
-    pairs = (spins[:, 1:, :] * spins[:, :-1, :]).sum(axis=(1, 2)) + (spins[:, :, 1:] * spins[:, :, :-1]).sum(axis=(1, 2))
+    pairs = ((spins[:, 1:, :] * spins[:, :-1, :]).sum(axis=(1, 2))
+             + (spins[:, :, 1:] * spins[:, :, :-1]).sum(axis=(1, 2)))
     expected = 0.5 * pairs - (spins * field).sum(axis=(1, 2))
     np.testing.assert_allclose(target.log_prob(states), expected, atol=1e-12)

@@ -11,6 +11,7 @@ import json
 import time
 
 import numpy as np
+import param
 import pytest
 
 from dashboard.explorer import Explorer
@@ -24,6 +25,7 @@ from dashboard.views.diagnostics import DiagnosticsView
 from dashboard.views.inclusion import InclusionView
 from dashboard.views.kl import KLView
 from dashboard.views.lattice import LatticeView
+from dashboard.views.tempering import TemperingView
 from dashboard.views.traces import TraceView
 from dashboard.views.upload import LimitedFileInput
 from tests.explorer_driver import TIMEOUT, advance, applied, card, settle, view
@@ -380,6 +382,57 @@ def test_dag_view_draws_the_current_graph_and_edge_probability_heatmaps():
         assert [b == "black" for b in heat["border"]] == list(target.true_adjacency[pairs[:, 0], pairs[:, 1]] == 1)
         assert np.all((np.asarray(heat["exact"]) >= 0) & (np.asarray(heat["exact"]) <= 1))
         assert all(fig.visible for fig in dag.heat_figures)
+    finally:
+        app.close()
+
+
+def test_tempering_view_shows_each_pairs_exchange_rate():
+    app = make_explorer(target="ising_lattice", target_params={"size": 6, "beta": 0.6}, sampler="parallel_tempering",
+                        sampler_params={"base": "metropolis", "n_replicas": 4, "min_beta": 0.1},
+                        n_chains=2, statistic="magnetisation")
+    try:
+        tempering = view(app, TemperingView)
+        assert card(app, TemperingView).visible and not app.cards[AdaptationView].visible
+        advance(app, 50)
+        settle(app, lambda: len(tempering.source.data["pair"]) == 3)
+        assert tempering.figure.x_range.factors == tempering.source.data["pair"]
+        assert tempering.source.data["pair"][0] == "β 1 ↔ 0.464"
+        assert all(0 < rate <= 1 for rate in tempering.source.data["acceptance"])
+        status = tempering.status.object
+        assert "4 replicas of <b>metropolis</b>" in status and "weakest pair" in status
+    finally:
+        app.close()
+
+
+def test_the_live_beta_slider_moves_the_run_and_reset_starts_at_the_new_beta():
+    app = make_explorer(target="ising_lattice", target_params={"size": 8, "beta": 0.3}, sampler="swendsen_wang",
+                        sampler_params={}, n_chains=2, statistic="magnetisation")
+    try:
+        slider = app.controls.live_beta
+        assert slider.visible and slider.value == 0.3 and "β_c ≈ 0.4407" in slider.name
+        advance(app, 20)
+        with param.edit_constant(slider):
+            slider.value_throttled = 0.7  # what releasing the slider in the browser sets
+        settle(app, lambda: app.client.config.beta_changes == [[20, 0.7]])
+        advance(app, 10)
+        assert app.client.status.n_steps == 30 and not app.client.error
+        app.client.reset()
+        settle(app, lambda: app.client.config.target_params["beta"] == 0.7 and app.client.status.n_steps == 0)
+        assert app.client.config.beta_changes == [] and slider.value == 0.7
+        applied(app, RunConfig(target="ising_segmentation", target_params={"size": 6}, statistic="log_prob"))
+        assert not slider.visible
+    finally:
+        app.close()
+
+
+def test_tuned_step_size_is_exported_once_frozen():
+    app = make_explorer(target="ising_lattice", target_params={"size": 6}, sampler="dmala",
+                        sampler_params={"burn_in": 10}, n_chains=2, statistic="magnetisation")
+    try:
+        advance(app, 15)
+        settle(app, lambda: app.client.frozen is not None)
+        assert app.client.frozen["at_step"] == 10
+        assert set(app.client.frozen["sampler_params"]) == {"step_size", "burn_in"}
     finally:
         app.close()
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from samplers.adaptive import Adaptive
 from samplers.intracluster import Intracluster
+from samplers.tempering import ParallelTempering
 
 
 @dataclass(frozen=True)
@@ -18,6 +19,8 @@ class Capabilities:
     replays_moves: bool = False  # records its moves' walks (slow motion)
     records_neighbours: bool = False  # hands every scored single-flip neighbour to OPAD+
     parametrization: str = ""  # the learned g's parametrisation ('' when nothing is learned)
+    adapts: bool = False  # adapts its kernel in a burn-in, then freezes it (any ``Adaptive`` that adapts)
+    tempers: bool = False  # parallel tempering: replicas on a ladder of temperatures with exchange rates
 
     @classmethod
     def of(cls, sampler) -> Capabilities:
@@ -30,4 +33,6 @@ class Capabilities:
             replays_moves=hasattr(sampler, "last_walk"),
             records_neighbours=bool(getattr(sampler, "record_neighbours", False)),
             parametrization=sampler.parametrization if adaptive and learner is not None else "",
+            adapts=adaptive,
+            tempers=isinstance(sampler, ParallelTempering),
         )

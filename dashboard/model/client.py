@@ -26,7 +26,7 @@ import numpy as np
 import param
 
 from .budget import check
-from .config import RunConfig
+from .config import CONFIG_KEYS, RunConfig
 from .engine import Engine, ServerBusy, WorkerHandle
 from .snapshot import Display, RunInfo, Snapshot, Status
 
@@ -105,9 +105,21 @@ class RunClient(param.Parameterized):
         return True
 
     def reset(self) -> None:
-        """The current configuration again from its seed (the same run again)."""
-        if self.config is not None:
+        """The current configuration again from its seed (the same run again); after β was changed live, a run
+        from the start at the current β."""
+        if self.config is None:
+            return
+        if not self.config.beta_changes:
             self.apply(self.config)
+            return
+        beta = self.config.beta_changes[-1][1]
+        values = {key: getattr(self.config, key) for key in CONFIG_KEYS}
+        self.apply(RunConfig(**{**values, "target_params": {**self.config.target_params, "beta": beta},
+                                "beta_changes": []}))
+
+    def set_beta(self, beta: float) -> None:
+        """Go on at inverse temperature β from the chains' current states (targets with a β)."""
+        self._command("beta", float(beta))
 
     def start(self) -> None:
         self._command("start")
@@ -212,6 +224,8 @@ class RunClient(param.Parameterized):
             self.history = merged_history(self.history, snapshot)
             if snapshot.frozen is not None:
                 self.frozen = snapshot.frozen
+            if snapshot.beta_changes is not None and self.config is not None:
+                self.config.beta_changes = [list(change) for change in snapshot.beta_changes]
             self.status = snapshot.status
             return snapshot
         if kind == "info":

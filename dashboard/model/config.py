@@ -41,7 +41,9 @@ RECORD_KEY = "frozen"
 #: Keys of a configuration dictionary.
 CONFIG_KEYS = ("target", "target_params", "sampler", "sampler_params", "n_chains", "seed",
                "steps_per_second", "statistic", "opad", "opad_neighbours", "compare_sampler", "compare_params",
-               "compare_axis")
+               "compare_axis", "beta_changes")
+#: Most changes of β one run records (the β slider adds one per move of the slider).
+MAX_BETA_CHANGES = 10_000
 
 
 def to_jsonable(value: Any) -> Any:
@@ -200,12 +202,31 @@ def _check_value(label: str, spec: param.Parameter, value: Any) -> None:
     elif isinstance(spec, param.Dict):
         if not isinstance(value, dict):
             raise _BadConfig(f"{label} must be a JSON object, not {_json_kind(value)}")
+    elif isinstance(spec, param.List):
+        _check_beta_changes(label, value)
     if _is_array_valued(spec):
         return  # lists become arrays when the run is built; their contents are checked by _count_numbers
     try:
         spec._validate(value)
     except (ValueError, TypeError) as error:
         raise _BadConfig(f"invalid configuration: {excerpt(error, 200)}") from None
+
+
+def _check_beta_changes(label: str, value: Any) -> None:
+    """[[step, β], …]: at most ``MAX_BETA_CHANGES`` pairs of a step ≥ 0 (increasing) and a number β ≥ 0."""
+    if not isinstance(value, list):
+        raise _BadConfig(f"{label} must be a list of [step, β] pairs, not {_json_kind(value)}")
+    if len(value) > MAX_BETA_CHANGES:
+        raise _BadConfig(f"{label} holds {len(value):,} changes; the limit is {MAX_BETA_CHANGES:,}")
+    previous = -1
+    for item in value:
+        if not (isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], int)
+                and not isinstance(item[0], bool) and isinstance(item[1], (int, float))
+                and not isinstance(item[1], bool)):
+            raise _BadConfig(f"{label}: each change must be a pair [step, β] of an integer and a number")
+        if item[0] <= previous or not 0.0 <= item[1] <= 100.0:
+            raise _BadConfig(f"{label}: steps must increase from 0 and each β lie in [0, 100]")
+        previous = item[0]
 
 
 def _check_parameters(label: str, owner: type[param.Parameterized], values: dict, budget: int,
@@ -254,10 +275,16 @@ class RunConfig(param.Parameterized):
                                       "(the intracluster paper's accounting), steps (the LSB paper's iterations) or "
                                       "target evaluations.")
 
+    beta_changes = param.List(default=[], doc="Changes of the target's β while the run went on, [[step, β], …] "
+                                              "in step order: at that step the target becomes the same one at β and "
+                                              "the run goes on from the chains' states (the β slider records them; "
+                                              "samplers.continuation).")
+
     def to_dict(self) -> dict:
         values = {key: getattr(self, key) for key in CONFIG_KEYS}
         values["target_params"] = {k: to_jsonable(v) for k, v in self.target_params.items()}
         values["sampler_params"] = {k: to_jsonable(v) for k, v in self.sampler_params.items()}
+        values["beta_changes"] = [[int(step), float(beta)] for step, beta in self.beta_changes]
         return values
 
     def to_json(self) -> str:
@@ -371,6 +398,8 @@ class RunConfig(param.Parameterized):
                     raise ValueError(f"OPAD+ with all scored states needs a sampler that scores every neighbour "
                                      f"(locally_balanced or lsb); {self.sampler} does not")
                 sampler_params["record_neighbours"] = True
+            if self.beta_changes and "beta" not in target.param:
+                raise ValueError(f"beta_changes: {self.target} has no inverse temperature β")
             sampler = samplers.make(self.sampler, target, n_chains=self.n_chains, seed=self.seed, **sampler_params)
         except (TypeError, KeyError) as error:
             raise ValueError(f"{self.sampler} on {self.target}: {error}") from None

@@ -17,6 +17,7 @@ import time
 import numpy as np
 
 from samplers.adaptive import Adaptive
+from samplers.continuation import continue_on, derived_seed
 from samplers.diagnostics import discs_ess, ess, lsb_authors_ess, rhat
 
 from .buffer import TraceBuffer, chunk_of, trace_row
@@ -27,7 +28,7 @@ from .images import as_image
 from .move_replay import MoveReplay
 from .opad_tracker import OpadTracker, tracking_problem
 from .snapshot import (AdaptationState, BvsInfo, DagInfo, Display, LearningState, RunInfo, Snapshot,
-                       Status)
+                       Status, TemperingState)
 from .statistics import available_statistics
 
 #: Longest chunk of steps between two looks at the worker's commands (seconds), and most steps in it.
@@ -128,9 +129,11 @@ class RunSession:
         self._statistic = available_statistics(target)[config.statistic]
         self.buffer = TraceBuffer(sampler.n_chains)
         self.opad_problem = tracking_problem(target) if config.opad else "OPAD tracking is off for this run"
-        self.tracker = None if self.opad_problem else OpadTracker(
-            target, scored_neighbours=config.opad_neighbours, support=getattr(sampler, "in_support", None),
-            max_particles=max_particles)
+        self._max_particles = max_particles
+        self.tracker = None if self.opad_problem else self._new_tracker()
+        self._scheduled = [tuple(change) for change in config.beta_changes]  # β changes still to come (a replay)
+        self._changes_made = 0
+        self._sent_changes = None
         companion = config.build_companion(target)
         self.companion = None if companion is None else CompanionRun(companion, self._statistic, config.compare_axis)
         self.running = False
@@ -144,12 +147,15 @@ class RunSession:
         self._sent_learning = None
         # the step at which each rate-limited part that applies to this run was last sent
         self._sent_at = {"diagnostics": -1}
-        if self.capabilities.learns_balancing or self.capabilities.adapts_walks:
+        if self.capabilities.adapts:
             self._sent_at["adaptive"] = -1
+        if self.capabilities.tempers:
+            self._sent_at["tempering"] = -1
         if self.companion is not None:
             self._sent_at["comparison"] = -1
         self._diagnostics_due = _Every(DIAGNOSTICS_SECONDS)
         self._learning_due = _Every(LEARNING_SECONDS)
+        self._tempering_due = _Every(LEARNING_SECONDS)
         self._opad_due = _Every(OPAD_SECONDS)
         self._comparison_due = _Every(COMPARISON_SECONDS)
         self.buffer.push(chunk_of([self._row()]), sampler.states)
@@ -206,6 +212,38 @@ class RunSession:
             if "adaptive" in self._sent_at:
                 self._sent_at["adaptive"] = -1  # the next snapshot shows the freeze
 
+    def _new_tracker(self) -> OpadTracker:
+        return OpadTracker(self.target, scored_neighbours=self.config.opad_neighbours,
+                           support=getattr(self.sampler, "in_support", None), max_particles=self._max_particles)
+
+    def set_beta(self, beta: float) -> None:
+        """Go on at inverse temperature β from the chains' current states (``samplers.continuation``); the change
+        is recorded in ``config.beta_changes`` at the current step, so the configuration replays the run."""
+        if "beta" not in self.target.param:
+            raise ValueError(f"{self.config.target} has no inverse temperature β")
+        step = self.sampler.n_steps
+        changes = [change for change in self.config.beta_changes if change[0] != step]
+        self._change_beta(float(beta))
+        self.config.beta_changes = [*changes, [step, float(beta)]]
+
+    def _change_beta(self, beta: float) -> None:
+        """The target at β, the sampler (and the comparison sampler) continued on it, OPAD tracking afresh."""
+        target = self.target.with_params(beta=beta)
+        self._changes_made += 1
+        sampler = continue_on(self.sampler, target, derived_seed(self.config.seed, 2 * self._changes_made))
+        if self.companion is not None:
+            self.companion.sampler = continue_on(self.companion.sampler, target,
+                                                 derived_seed(self.config.seed, 2 * self._changes_made + 1))
+        self.target, self.sampler = target, sampler
+        self._statistic = available_statistics(target)[self.config.statistic]
+        if self.tracker is not None:  # OPAD's particles were weighted by the old p̃
+            self.tracker = self._new_tracker()
+
+    def _apply_scheduled_change(self) -> None:
+        """Replaying a configuration: change β when the run reaches the step of the next recorded change."""
+        while self._scheduled and self._scheduled[0][0] <= self.sampler.n_steps:
+            self._change_beta(float(self._scheduled.pop(0)[1]))
+
     def pace_wait(self) -> float:
         """Seconds to wait before the next step to respect the speed cap (0 if none)."""
         cap = self.config.steps_per_second
@@ -233,6 +271,8 @@ class RunSession:
                 self._pending_steps -= 1
             elif self.pace_wait() > 0:
                 break
+            if self._scheduled:
+                self._apply_scheduled_change()
             started = time.perf_counter()
             record = self.sampler.step(record=self.tracker is not None)
             stepped = time.perf_counter() - started
@@ -301,6 +341,14 @@ class RunSession:
             parts["opad"] = self._sent_opad = self.tracker.snapshot
         if "adaptive" in self._sent_at and self._slow_part_due("adaptive", self._learning_due, everything):
             parts.update(self._adaptive_parts(everything))
+        if self.config.beta_changes != self._sent_changes or (everything and self.config.beta_changes):
+            self._sent_changes = list(self.config.beta_changes)
+            parts["beta_changes"] = tuple(tuple(change) for change in self._sent_changes)
+        if "tempering" in self._sent_at and self._slow_part_due("tempering", self._tempering_due, everything):
+            sampler = self.sampler
+            parts["tempering"] = TemperingState(betas=sampler.betas, swap_acceptance=sampler.swap_acceptance.copy(),
+                                                base=sampler.base, swap_every=sampler.swap_every,
+                                                step=sampler.n_steps)
         if self.companion is not None and self._slow_part_due("comparison", self._comparison_due, everything):
             parts["comparison"] = compare((self.config.sampler, self.config.compare_sampler),
                                           (self.buffer, self.companion.buffer), self.companion.axis,

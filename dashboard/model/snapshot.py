@@ -119,6 +119,17 @@ class AdaptationState:
 
 
 @dataclass(frozen=True)
+class TemperingState:
+    """Parallel tempering's ladder and how often neighbouring replicas exchanged, as the tempering view draws it."""
+
+    betas: np.ndarray  # (K,) inverse temperatures, β₁ = 1 first (the replica shown)
+    swap_acceptance: np.ndarray  # (K − 1,) mean acceptance probability of exchanges between replicas k and k + 1
+    base: str  # the sampler every replica runs
+    swap_every: int
+    step: int
+
+
+@dataclass(frozen=True)
 class ComparisonState:
     """The run's sampler and its comparison sampler at an equal share of one axis (see ``model.comparison``)."""
 
@@ -141,6 +152,8 @@ class Snapshot:
     diagnostics: dict | None = None
     learning: LearningState | None = None
     adaptation: AdaptationState | None = None
+    tempering: TemperingState | None = None
     opad: OpadSnapshot | None = None
     comparison: ComparisonState | None = None
     frozen: dict | None = None  # once adaptation stopped: {"at_step": n, "sampler_params": {...}}
+    beta_changes: tuple | None = None  # ((step, β), …) so far, when the β slider changed it

@@ -8,6 +8,7 @@ client → worker
     ``("start",)`` ``("pause",)`` ``("step", n)`` ``("speed", steps_per_second)`` ``("freeze",)``
     ``("display", Display)`` which chain (and slice, and running mean) the snapshots draw
     ``("replay", chain)`` pause, make one move and send it for slow motion
+    ``("beta", β)`` go on at inverse temperature β from the chains' states (recorded in the config)
     ``("want",)`` send one snapshot as soon as something changed
     ``("ping",)`` the session is still there (sent when it has had nothing else to say for a while)
     ``("close",)``
@@ -140,6 +141,11 @@ class Worker:
             self.send("refused", "no run has been built yet", None)
         elif name == "replay":
             self._replay(*args)
+        elif name == "beta":
+            try:
+                self.session.set_beta(*args)
+            except ValueError as error:
+                self.send("refused", str(error), None)
         else:
             {"start": self.session.start, "pause": self.session.pause, "step": self.session.step,
              "speed": self.session.set_speed, "freeze": self.session.freeze}[name](*args)

@@ -44,9 +44,9 @@ class DiagnosticsView(LiveView):
             return
         self._table.object = pd.DataFrame({"diagnostic": list(values), "value": [_format(v) for v in values.values()]})
         self._caption.object = (f"Statistic: *{LABELS[self._statistic]}*, over the last "
-                                f"{values['window (steps)']:,} steps. Three ESS definitions: rank-normalised over all chains "
-                                f"(Vehtari et al. 2021); DISCS's per chain over the second half (choose the Hamming "
-                                f"statistic for their protocol); the LSB authors' truncated window.")
+                                f"{values['window (steps)']:,} steps. Three ESS definitions: rank-normalised over all "
+                                f"chains (Vehtari et al. 2021); DISCS's per chain over the second half (choose the "
+                                f"Hamming statistic for their protocol); the LSB authors' truncated window.")
 
     def __panel__(self):
         return pn.Column(self._caption, self._table, sizing_mode="stretch_width")
