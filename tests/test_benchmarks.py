@@ -181,12 +181,13 @@ def test_kernels_vs_reference_prints_our_side_and_skips_a_missing_reference(tmp_
 def test_discs_ising_prints_both_findings_with_verdicts(capsys):
     from benchmarks import discs_ising
 
-    discs_ising.main(["--size", "6", "--steps", "400", "--chains", "4", "--sizes", "4,6"])
+    discs_ising.main(["--size", "6", "--steps", "400", "--chains", "4", "--sizes", "4,6", "--samplers",
+                      "locally_balanced,pas"])
     out = capsys.readouterr().out
     verdicts = [line.split(": ", 1)[1].split(" (")[0] for line in out.splitlines() if line.startswith("verdict: ")]
     assert len(verdicts) == 2 and all(v in ("reproduced", "not reproduced", "inconclusive") for v in verdicts)
-    assert sum(line.split()[1] in ("above", "below") for line in out.splitlines()
-               if line.strip() and line.split()[0].replace(".", "").isdigit() and len(line.split()) > 2) == 4
+    rows = [line.split() for line in out.splitlines() if line.split()[:1] in (["locally_balanced"], ["pas"])]
+    assert len(rows) == 8 and {row[2] for row in rows} == {"above", "below"}
     assert "falls" in out and "for Metropolis" in out
 
 
