@@ -48,6 +48,10 @@ class StepRecord:
     #: state x each chain held *before* the step — scores a locally balanced proposal computed
     #: anyway — when the sampler's ``record_neighbours`` is on (else None; see ``samplers.opad``).
     scored_log_ratio: np.ndarray | None = None
+    #: ``(n_chains, m, d)`` further states a step scored beside its proposals, with their log p̃
+    #: (``(n_chains, m)``), for OPAD+ — parallel tempering's hot replicas (``record_replicas``); else None.
+    extra_states: np.ndarray | None = None
+    extra_log_prob: np.ndarray | None = None
 
     @cached_property
     def proposed(self) -> np.ndarray:

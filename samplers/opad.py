@@ -135,6 +135,14 @@ def _rejected_proposals(pending: list[StepRecord], states: np.ndarray):
     return chains, proposals, log_p
 
 
+def _extra_states(pending: list[StepRecord]):
+    """(chain, state, log p̃) of the further states the records scored (e.g. parallel tempering's hot replicas)."""
+    extra = _stacked([r.extra_states for r in pending])  # (steps, chains, m, d)
+    log_p = _stacked([r.extra_log_prob for r in pending])
+    chains = np.broadcast_to(np.arange(extra.shape[1])[None, :, None], log_p.shape)
+    return chains.ravel(), extra.reshape(-1, extra.shape[-1]), log_p.ravel()
+
+
 class _Runs:
     """A flush's samples as runs of identical consecutive states per chain (a rejected move repeats the state).
 
@@ -270,6 +278,8 @@ class ParticleStore:
         scored = [_rejected_proposals(pending, states)]
         if self.scored_neighbours:
             scored.append(self._neighbours(pending))
+        if pending[0].extra_states is not None:
+            scored.append(_extra_states(pending))
         scored_rows, scored_states, scored_log_p = (np.concatenate(parts) for parts in zip(*scored))
         self._n_scored += scored_log_p.size
         if max(self._n[-1] + samples.size, self._n_scored) > COUNT_LIMIT:

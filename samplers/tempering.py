@@ -13,8 +13,10 @@ each accepted with
 
 which leaves the product invariant. So the whole step does, and the cold
 replica x₁ is a chain on p̃ itself: it is what the views and diagnostics show
-(``states``, ``log_p``), while hot replicas cross the barriers that a local
-sampler cannot. ``swap_acceptance`` is the mean acceptance probability of each
+(``states``, ``log_p``) and what OPAD takes as samples, while hot replicas cross
+the barriers that a local sampler cannot. With ``record_replicas`` the step
+records also carry the hot replicas' states and their log p̃, which OPAD+
+reweights ∝ p̃ like any scored state. ``swap_acceptance`` is the mean acceptance probability of each
 pair so far. A swap rebuilds the per-chain caches of the samplers it touches
 (their evaluations counted). Every replica's kernel is fixed: adaptive bases run
 with ``burn_in=0``.
@@ -56,6 +58,9 @@ class ParallelTempering(Sampler):
     min_beta = param.Number(0.3, bounds=(1e-3, 1.0), inclusive_bounds=(True, False),
                             doc="Inverse temperature β_K of the hottest replica (the ladder is geometric from 1).")
     swap_every = param.Integer(1, bounds=(1, 100_000), doc="Steps between rounds of replica exchanges.")
+    record_replicas = param.Boolean(False, doc="Put the hot replicas' states, with their log p̃, in every step "
+                                               "record: OPAD+ then reweights them ∝ p̃ with the cold chain's "
+                                               "(K − 1 more states per chain and step, no extra evaluation).")
 
     @property
     def betas(self) -> np.ndarray:
@@ -64,13 +69,16 @@ class ParallelTempering(Sampler):
 
     @classmethod
     def estimated_bytes(cls, n_chains, dim, params=None):
-        """K replicas of the base sampler, plus each record's full copy of the cold proposals."""
+        """K replicas of the base sampler, plus each record's full copy of the cold proposals (and, with
+        ``record_replicas``, of the hot replicas' states and log p̃)."""
         from . import sampler_class
 
         base = sampler_class(cls._requested(params, "base"))
-        replicas = cls._requested(params, "n_replicas") * base.estimated_bytes(
+        n_replicas = cls._requested(params, "n_replicas")
+        replicas = n_replicas * base.estimated_bytes(
             n_chains, dim, cls._base_params(base, cls._requested(params, "base_params")))
-        return int(replicas + super().estimated_bytes(n_chains, dim, params) + n_chains * dim)
+        recorded = (n_replicas - 1) * n_chains * (dim + 8) if cls._requested(params, "record_replicas") else 0
+        return int(replicas + super().estimated_bytes(n_chains, dim, params) + n_chains * dim + recorded)
 
     @staticmethod
     def _base_params(base: type[Sampler], requested: dict) -> dict:
@@ -116,9 +124,15 @@ class ParallelTempering(Sampler):
             self._exchange()
         self.n_evals += self._hot_evaluations() - before
         self.states, self.log_p = self.replicas[0].states, self.replicas[0].log_p
+        extra = {}
+        if self.record_replicas:
+            hot = self.replicas[1:]
+            extra = dict(extra_states=np.stack([replica.states for replica in hot], axis=1),
+                         extra_log_prob=np.stack([replica.log_p / beta for replica, beta in zip(hot, self.betas[1:])],
+                                                 axis=1))
         return dict(accepted=cold.accepted, proposed_sites=np.broadcast_to(np.arange(self.target.dim),
                                                                             cold.states.shape),
-                    proposed_values=cold.proposed, proposed_log_prob=cold.proposed_log_prob)
+                    proposed_values=cold.proposed, proposed_log_prob=cold.proposed_log_prob, **extra)
 
     def _exchange(self) -> None:
         """One round of exchanges: all pairs (k, k+1) with k even, then all with k odd."""

@@ -399,7 +399,7 @@ def test_tempering_view_shows_each_pairs_exchange_rate():
         assert tempering.source.data["pair"][0] == "β 1 ↔ 0.464"
         assert all(0 < rate <= 1 for rate in tempering.source.data["acceptance"])
         status = tempering.status.object
-        assert "4 replicas of <b>metropolis</b>" in status and "weakest pair" in status
+        assert "4 replicas of <b>metropolis</b> on p̃^β" in status and "weakest pair" in status
     finally:
         app.close()
 

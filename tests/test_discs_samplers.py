@@ -242,3 +242,26 @@ def test_parallel_tempering_crosses_a_barrier_that_stalls_its_base():
                      for name, s in (("alone", alone), ("tempered", tempered))}
     assert np.mean(magnetisation["alone"] > 0.5) == 0.0
     assert 0.2 < np.mean(magnetisation["tempered"] > 0.5) < 0.8
+
+
+def test_opad_plus_reweights_the_hot_replicas_with_the_cold_chain():
+    from samplers.opad import ParticleStore
+
+    target = targets.make("ising1d", m=8, beta=1.5, J=1.0, h=0.1)
+    stores = {}
+    for record_replicas in (False, True):
+        sampler = samplers.make("parallel_tempering", target, n_chains=4, seed=2, base="metropolis", n_replicas=4,
+                                min_beta=0.1, record_replicas=record_replicas)
+        store = stores[record_replicas] = ParticleStore(target)
+        for _ in range(300):
+            record = sampler.step()
+            store.update(record)
+        store.flush()
+        if record_replicas:
+            assert record.extra_states.shape == (4, 3, 8)
+            np.testing.assert_allclose(record.extra_log_prob, target.log_prob(
+                record.extra_states.reshape(-1, 8)).reshape(4, 3), atol=1e-9)
+    # the same cold chains (the same seeds), and OPAD+ holds more of the target's mass with the hot states
+    plain, with_hot = stores[False].kl(), stores[True].kl()
+    assert plain["mcmc"] == with_hot["mcmc"] and plain["opad"] == with_hot["opad"]
+    assert with_hot["opad_plus"] < plain["opad_plus"]

@@ -59,7 +59,7 @@ CASES = [
     ("dlmc", {"ratios": "gradient"}),
     ("pas", {"path_length": 4, "ratios": "exact"}),
     ("parallel_tempering", {"base": "locally_balanced", "n_replicas": 3}),
-    ("parallel_tempering", {"base": "gwg", "n_replicas": 2}),
+    ("parallel_tempering", {"base": "gwg", "n_replicas": 2, "record_replicas": True}),
     ("swendsen_wang", {}),
     ("wolff", {}),
 ]

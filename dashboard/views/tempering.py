@@ -30,8 +30,9 @@ def pair_labels(betas: np.ndarray) -> list[str]:
 def tempering_status(state: TemperingState) -> str:
     """One line: the ladder, the base sampler and the weakest exchange."""
     rates = state.swap_acceptance
-    text = (f"{len(state.betas)} replicas of <b>{state.base}</b> from β = 1 (shown) down to β = {state.betas[-1]:.3g}, "
-            f"exchanges every {state.swap_every} step(s)")
+    text = (f"{len(state.betas)} replicas of <b>{state.base}</b> on p̃^β, from β = 1 (the target itself, shown) down "
+            f"to β = {state.betas[-1]:.3g} (a model's own β is multiplied by these), exchanges every "
+            f"{state.swap_every} step(s)")
     if not np.any(np.isfinite(rates)):
         return text + "; no exchange yet"
     weakest = int(np.nanargmin(rates))
