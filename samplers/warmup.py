@@ -38,7 +38,14 @@ WARM_SAMPLERS = [
     ("hamming_ball", {"block_size": 3, "radius": 1}),
     ("intracluster", {"backend": "dense"}),
     ("intracluster", {"backend": "tree"}),
+    ("dmala", {"ratios": "exact", "burn_in": 1}),
+    ("dlmc", {"burn_in": 0}),
+    ("pas", {"ratios": "exact", "path_length": 2, "burn_in": 0}),
+    ("swendsen_wang", {}),
+    ("wolff", {}),
 ]
+#: Samplers of pairwise ferromagnets only, warmed up on the pairwise target alone.
+PAIRWISE_ONLY = {"swendsen_wang", "wolff"}
 
 
 def kernels_ready() -> bool:
@@ -59,12 +66,14 @@ def warm_up() -> float:
     start = time.perf_counter()
     for target in _warm_targets():
         for name, params in WARM_SAMPLERS:
+            if name in PAIRWISE_ONLY and target.flip_tables is None:
+                continue
             sampler = make(name, target, n_chains=2, seed=0, **params)
             store = ParticleStore(target)  # the particle store's kernels, as OPAD tracking runs them
             store.update(sampler.step(record=True))
             store.flush()
             sampler.step(record=False)
-            if name == "locally_balanced":
+            if name in ("locally_balanced", "dmala", "pas", "wolff"):
                 sampler.transition_row(sampler.states[0])
     _READY = True
     return time.perf_counter() - start
