@@ -37,9 +37,10 @@ from targets.tempered import Tempered
 
 from .base import Sampler, acceptance_probability, metropolis_accept
 
-#: Samplers with a fixed kernel whose chains a swap may replace (not the DAG samplers, LSB/FLSB or intracluster).
-TEMPERABLE = ("metropolis", "gibbs", "block_gibbs", "hamming_ball", "locally_balanced", "gwg", "dmala", "dlmc",
-              "pas", "swendsen_wang", "wolff")
+#: Every sampler but the DAG samplers (which need a DAG target's structure, not a tempered one). Adaptive ones
+#: run with their kernel fixed from step 0 (burn_in = 0: LSB/FLSB with the given or initial θ).
+TEMPERABLE = ("metropolis", "gibbs", "block_gibbs", "hamming_ball", "locally_balanced", "gwg", "lsb", "flsb",
+              "intracluster", "kawasaki", "dmala", "dlmc", "pas", "swendsen_wang", "wolff")
 
 
 def swap_log_acceptance(beta_hot, beta_cold, log_p_hot, log_p_cold):
@@ -89,13 +90,18 @@ class ParallelTempering(Sampler):
                              f"remove them from base_params")
         return ({"burn_in": 0} if "burn_in" in base.param else {}) | dict(requested)
 
+    def reset(self, init=None) -> None:
+        """As ``Sampler.reset``; without ``init`` each replica draws its own start (a fixed-distance sampler's)."""
+        self._init = init
+        super().reset(init)
+
     def _prepare(self):
         from . import sampler_class
 
         base = sampler_class(self.base)
         params = self._base_params(base, self.base_params)
         seeds = np.random.SeedSequence(self.seed).generate_state(self.n_replicas, dtype=np.uint64) >> np.uint64(1)
-        self.replicas = [base(self.target, n_chains=self.n_chains, seed=int(seeds[0]), init=self.states, **params)]
+        self.replicas = [base(self.target, n_chains=self.n_chains, seed=int(seeds[0]), init=self._init, **params)]
         self.replicas += [base(Tempered(base=self.target, beta=beta), n_chains=self.n_chains, seed=int(seed), **params)
                           for beta, seed in zip(self.betas[1:], seeds[1:])]
         self.n_evals += sum(replica.n_evals for replica in self.replicas[1:])

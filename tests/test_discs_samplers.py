@@ -96,6 +96,29 @@ def test_parallel_tempering_leaves_the_product_of_tempered_targets_invariant(bas
     assert_invariant(transition_matrix(sampler, states), pi, reversible=False)
 
 
+@pytest.mark.parametrize("base, base_params", [
+    ("lsb", {"parametrization": "lsb1"}), ("flsb", {"parametrization": "lsb2"}),
+    ("intracluster", {"n_active": 2, "walk_length": 1}), ("kawasaki", {"n_active": 2}),
+])
+def test_parallel_tempering_around_learned_and_fixed_distance_samplers(base, base_params):
+    """LSB/FLSB run with their θ fixed (burn_in 0); the fixed-distance samplers on the product of their subspaces."""
+    from itertools import product
+
+    from samplers.fixed_distance import fixed_distance_states
+
+    target = targets.make("ising1d", m=4, beta=0.9, J=1.0, h=0.3)
+    sampler = samplers.make("parallel_tempering", target, n_chains=2, seed=1, base=base, base_params=base_params,
+                            n_replicas=2, min_beta=0.35)
+    assert all(not getattr(replica, "adapting", False) for replica in sampler.replicas)
+    if "n_active" in base_params:
+        single = fixed_distance_states(np.zeros(4, dtype=np.uint8), 2)
+        states = np.array([np.concatenate(pair) for pair in product(single, single)])
+    else:
+        states = all_states(8)
+    log_p = sampler.joint_stationary_log_prob(states)
+    assert_invariant(transition_matrix(sampler, states), np.exp(log_p - logsumexp(log_p)), reversible=False)
+
+
 STEP_CASES = [("dmala", {"burn_in": 0, "step_size": 0.5}, "frustrated_boltzmann"),
               ("dlmc", {"burn_in": 0, "step_size": 0.4}, "blackbox"),
               ("dlmc", {"burn_in": 0, "step_size": 1.0, "ratios": "gradient"}, "rbm"),
