@@ -117,7 +117,22 @@ class LocalRatios(Sampler):
         self.log_p, self._log_t = self._value_and_log_ratios(self.states)
 
 
-class _FactorisedFlips(AcceptanceTuned, LocalRatios):
+class TunedLocalProposal(AcceptanceTuned, LocalRatios):
+    """A proposal from local flip ratios with one parameter tuned in the burn-in (DMALA, DLMC, PAS)."""
+
+    def _accept(self, proposals, proposed_log_prob, proposed_log_t, log_alpha, tuning: bool) -> np.ndarray:
+        """Accept each chain's proposal with probability min(1, e^{log α}), tune on the mean of those
+        probabilities while ``tuning``, move the accepted chains (states, log p̃, flip ratios); the accepted mask."""
+        accepted = metropolis_accept(log_alpha, self.rng)
+        if tuning:
+            self._tune(float(acceptance_probability(log_alpha).mean()))
+        self.states[accepted] = proposals[accepted]
+        self.log_p[accepted] = proposed_log_prob[accepted]
+        self._log_t[accepted] = proposed_log_t[accepted]
+        return accepted
+
+
+class _FactorisedFlips(TunedLocalProposal):
     """Shared step of DMALA and DLMC; subclasses set ``scheme`` and the step-size parameter."""
 
     bytes_per_site = Sampler.bytes_per_site + 8 + 1  # the flip log-ratios of the states; the record's proposals
@@ -137,12 +152,7 @@ class _FactorisedFlips(AcceptanceTuned, LocalRatios):
         log_alpha = flip_log_acceptance(proposed_log_prob - self.log_p,
                                         flips_log_probability(self._log_t, flips, *kernel),
                                         flips_log_probability(proposed_log_t, flips, *kernel))
-        accepted = metropolis_accept(log_alpha, self.rng)
-        if tuning:
-            self._tune(float(acceptance_probability(log_alpha).mean()))
-        self.states[accepted] = proposals[accepted]
-        self.log_p[accepted] = proposed_log_prob[accepted]
-        self._log_t[accepted] = proposed_log_t[accepted]
+        accepted = self._accept(proposals, proposed_log_prob, proposed_log_t, log_alpha, tuning)
         sites = np.broadcast_to(np.arange(self.target.dim), proposals.shape)
         return dict(accepted=accepted, proposed_sites=sites, proposed_values=proposals,
                     proposed_log_prob=proposed_log_prob)

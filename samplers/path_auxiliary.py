@@ -35,9 +35,8 @@ import numpy as np
 import param
 from numba import njit
 
-from .acceptance_tuning import AcceptanceTuned
-from .base import Sampler, acceptance_probability, inverse_cdf, metropolis_accept
-from .factorised import LocalRatios
+from .base import Sampler, acceptance_probability, inverse_cdf
+from .factorised import TunedLocalProposal
 from .locally_balanced import flip_log_acceptance
 
 
@@ -85,7 +84,7 @@ def path_log_probability(log_w, paths, lengths, backwards):
     return out
 
 
-class PathAuxiliary(AcceptanceTuned, LocalRatios):
+class PathAuxiliary(TunedLocalProposal):
     """PAS: L locally balanced flips along a path, accepted with the exact reverse-path probability."""
 
     registry_name = "pas"
@@ -137,12 +136,7 @@ class PathAuxiliary(AcceptanceTuned, LocalRatios):
         log_alpha = np.where(valid, flip_log_acceptance(
             proposed_log_prob - self.log_p, path_log_probability(log_w, paths, lengths, False),
             path_log_probability(self.log_g(proposed_log_t), paths, lengths, True)), -np.inf)
-        accepted = metropolis_accept(log_alpha, self.rng)
-        if tuning:
-            self._tune(float(acceptance_probability(log_alpha).mean()))
-        self.states[accepted] = proposals[accepted]
-        self.log_p[accepted] = proposed_log_prob[accepted]
-        self._log_t[accepted] = proposed_log_t[accepted]
+        accepted = self._accept(proposals, proposed_log_prob, proposed_log_t, log_alpha, tuning)
         return dict(accepted=accepted, proposed_sites=paths, proposed_values=proposals[np.arange(n)[:, None], paths],
                     proposed_log_prob=proposed_log_prob)
 
