@@ -146,7 +146,7 @@ class Controls(pn.viewable.Viewer):
     # -- drafts ---------------------------------------------------------------------------
     def _form(self, forms: dict, name: str, cls) -> ParamForm:
         if name not in forms:
-            forms[name] = ParamForm(cls)
+            forms[name] = ParamForm(cls, resolve=samplers.sampler_class)
         return forms[name]
 
     def _on_target(self, event=None) -> None:

@@ -60,9 +60,16 @@ def _widget(name: str, spec: param.Parameter, value):
 
 
 class ParamForm:
-    """Editable values for the widget-friendly parameters of a Parameterized class."""
+    """Editable values for the widget-friendly parameters of a Parameterized class.
 
-    def __init__(self, cls: type[param.Parameterized]):
+    A class that wraps another one named by a selector declares it as
+    ``nested_parameters = {"base_params": "base"}`` (parallel tempering: the
+    sampler ``base`` and its parameters ``base_params``); with ``resolve``
+    (name → class) the form then holds a form of the selected class too, and
+    puts into ``base_params`` the values that differ from that class's defaults.
+    """
+
+    def __init__(self, cls: type[param.Parameterized], resolve=None):
         self.cls = cls
         self.widgets = {}
         for name, spec in cls.param.objects("existing").items():
@@ -71,10 +78,39 @@ class ParamForm:
             widget = _widget(name, spec, spec.default)
             if widget is not None:
                 self.widgets[name] = widget
-        self.panel = pn.Column(*self.widgets.values(), sizing_mode="stretch_width", margin=0)
+        self.nested: tuple[str, str] | None = None
+        self._nested_forms: dict[str, ParamForm] = {}
+        nested = getattr(cls, "nested_parameters", {}) if resolve is not None else {}
+        extra = []
+        if nested:
+            (key, selector), = nested.items()
+            self.nested, self._resolve = (key, selector), resolve
+            self._nested_panel = pn.Column(margin=0, sizing_mode="stretch_width")
+            extra = [pn.pane.Markdown(f"*{selector} sampler's parameters* (its defaults unless changed)",
+                                      styles={"font-size": "0.85em"}, margin=(0, 10)), self._nested_panel]
+            self.widgets[selector].param.watch(lambda event: self._show_nested(), "value")
+            self._show_nested()
+        self.panel = pn.Column(*self.widgets.values(), *extra, sizing_mode="stretch_width", margin=0)
+
+    def _nested_form(self) -> ParamForm:
+        name = self.widgets[self.nested[1]].value
+        if name not in self._nested_forms:
+            self._nested_forms[name] = ParamForm(self._resolve(name))
+        return self._nested_forms[name]
+
+    def _show_nested(self) -> None:
+        self._nested_panel[:] = [self._nested_form().panel]
 
     def values(self) -> dict:
         """The widgets' values (ValueError for an unreadable range)."""
+        out = self._own_values()
+        if self.nested is not None:
+            form = self._nested_form()
+            out[self.nested[0]] = {name: value for name, value in form.values().items()
+                                   if value != form.cls.param[name].default}
+        return out
+
+    def _own_values(self) -> dict:
         out = {}
         for name, widget in self.widgets.items():
             value = widget.value
@@ -87,6 +123,12 @@ class ParamForm:
         return out
 
     def set_values(self, values: dict) -> None:
+        if self.nested is not None and self.nested[0] in values:
+            values = dict(values)
+            nested = values.pop(self.nested[0])
+            if self.nested[1] in values:
+                self.widgets[self.nested[1]].value = values[self.nested[1]]
+            self._nested_form().set_values(nested)
         for name, value in values.items():
             if name in self.widgets:
                 widget = self.widgets[name]

@@ -53,6 +53,8 @@ class ParallelTempering(Sampler):
     """Replicas of a base sampler on a ladder of temperatures with replica exchange; the cold replica is the chain."""
 
     registry_name = "parallel_tempering"
+    #: For forms: ``base_params`` holds the parameters of the sampler ``base`` names.
+    nested_parameters = {"base_params": "base"}
     base = param.Selector(default="metropolis", objects=list(TEMPERABLE), doc="The sampler every replica runs.")
     base_params = param.Dict(default={}, doc="Parameters of the base sampler (not n_chains or seed).")
     n_replicas = param.Integer(4, bounds=(2, 32), doc="Replicas K (temperatures) per chain, the cold one included.")

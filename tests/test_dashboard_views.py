@@ -268,6 +268,29 @@ def test_presets_load_into_the_widgets(explorer):
     assert controls.draft().to_dict() == explorer.client.config.to_dict()
 
 
+def test_parallel_tempering_shows_its_base_samplers_parameters(explorer):
+    controls = explorer.controls
+    controls.preset.value = next(name for name in controls._presets if name.startswith("Tempering ·"))
+    controls._on_load_preset()
+    settle(explorer, lambda: controls.sampler.value == "parallel_tempering")
+    form = controls._sampler_forms["parallel_tempering"]
+    assert form.widgets["base"].value == "metropolis" and form.widgets["n_replicas"].value == 8
+    form.widgets["base"].value = "dmala"
+    nested = form._nested_form()
+    assert "step_size" in nested.widgets and "burn_in" in nested.widgets and "n_chains" not in nested.widgets
+    nested.widgets["step_size"].value = 0.8
+    draft = controls.draft()
+    assert draft.sampler_params["base"] == "dmala" and draft.sampler_params["base_params"] == {"step_size": 0.8}
+    assert controls.apply(draft)
+    settle(explorer, lambda: explorer.client.config is draft and explorer.client.info is not None
+           and explorer.client.info.sampler == "parallel_tempering")
+    assert not controls.alert.visible
+    nested.widgets["burn_in"].value = 100  # a kernel still adapting cannot be tempered: refused in the page
+    controls.apply()
+    settle(explorer, lambda: controls.alert.visible)
+    assert "fixed kernel in every replica" in controls.alert.object
+
+
 def upload(file_input: LimitedFileInput, name: str, data: bytes) -> None:
     """What the browser sends after a file was chosen."""
     import base64
