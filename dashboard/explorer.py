@@ -43,6 +43,7 @@ from .views.kl import KLView
 from .views.lattice import LatticeView
 from .views.tempering import TemperingView
 from .views.traces import TraceView
+from .views.tuning import TuningView
 
 #: Most of the server's CPU time the sessions' flushes may take together: beyond it, every session refreshes
 #: less often (a class of 30 sees about one update a second rather than a server too busy to answer clicks).
@@ -58,8 +59,8 @@ CHASE_MS = 5000
 _LIVE: weakref.WeakSet = weakref.WeakSet()
 
 #: The live views, in the order of their cards.
-VIEWS = (LatticeView, TraceView, ComparisonView, AdaptationView, TemperingView, BalancingView, KLView, InclusionView,
-         DagView, DiagnosticsView)
+VIEWS = (LatticeView, TraceView, ComparisonView, AdaptationView, TuningView, TemperingView, BalancingView, KLView,
+         InclusionView, DagView, DiagnosticsView)
 
 
 def fair_period(refresh_ms: int, sessions: int, flush_seconds: float) -> int:

@@ -26,6 +26,7 @@ from dashboard.views.inclusion import InclusionView
 from dashboard.views.kl import KLView
 from dashboard.views.lattice import LatticeView
 from dashboard.views.tempering import TemperingView
+from dashboard.views.tuning import TuningView
 from dashboard.views.traces import TraceView
 from dashboard.views.upload import LimitedFileInput
 from tests.explorer_driver import TIMEOUT, advance, applied, card, settle, view
@@ -452,10 +453,16 @@ def test_tuned_step_size_is_exported_once_frozen():
     app = make_explorer(target="ising_lattice", target_params={"size": 6}, sampler="dmala",
                         sampler_params={"burn_in": 10}, n_chains=2, statistic="magnetisation")
     try:
-        advance(app, 15)
+        tuning = view(app, TuningView)
+        assert card(app, TuningView).visible
+        advance(app, 5)
+        settle(app, lambda: "<b>tuning</b> the step size toward 57.4% acceptance" in tuning.status.object)
+        advance(app, 10)
         settle(app, lambda: app.client.frozen is not None)
         assert app.client.frozen["at_step"] == 10
         assert set(app.client.frozen["sampler_params"]) == {"step_size", "burn_in"}
+        settle(app, lambda: "<b>frozen</b> at step 10: step size = " in tuning.status.object)
+        assert f"{app.client.frozen['sampler_params']['step_size']:.4g}" in tuning.status.object
     finally:
         app.close()
 

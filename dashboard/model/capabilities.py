@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from samplers.acceptance_tuning import AcceptanceTuned
 from samplers.adaptive import Adaptive
 from samplers.intracluster import Intracluster
 from samplers.tempering import ParallelTempering
@@ -21,6 +22,7 @@ class Capabilities:
     parametrization: str = ""  # the learned g's parametrisation ('' when nothing is learned)
     adapts: bool = False  # adapts its kernel in a burn-in, then freezes it (any ``Adaptive`` that adapts)
     tempers: bool = False  # parallel tempering: replicas on a ladder of temperatures with exchange rates
+    tunes: bool = False  # tunes one kernel parameter toward an acceptance rate (DMALA, DLMC, PAS)
 
     @classmethod
     def of(cls, sampler) -> Capabilities:
@@ -35,4 +37,5 @@ class Capabilities:
             parametrization=sampler.parametrization if adaptive and learner is not None else "",
             adapts=adaptive,
             tempers=isinstance(sampler, ParallelTempering),
+            tunes=adaptive and isinstance(sampler, AcceptanceTuned),
         )

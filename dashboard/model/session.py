@@ -28,7 +28,7 @@ from .images import as_image
 from .move_replay import MoveReplay
 from .opad_tracker import OpadTracker, tracking_problem
 from .snapshot import (AdaptationState, BvsInfo, DagInfo, Display, LearningState, RunInfo, Snapshot,
-                       Status, TemperingState)
+                       Status, TemperingState, TuningState)
 from .statistics import available_statistics
 
 #: Longest chunk of steps between two looks at the worker's commands (seconds), and most steps in it.
@@ -396,6 +396,11 @@ class RunSession:
                     history=history, adapting=sampler.adapting, frozen_at=sampler.frozen_at,
                     burn_in=sampler.burn_in, gamma=float(tuned["gamma"]), walk_length=tuned["walk_length"],
                     target_acceptance=sampler.target_acceptance, step=sampler.n_steps)
+        if self.capabilities.tunes:
+            parts["tuning"] = TuningState(
+                parameter=sampler.tuned_parameter, value=float(sampler.tuned_value), adapting=sampler.adapting,
+                frozen_at=sampler.frozen_at, burn_in=sampler.burn_in, target_acceptance=sampler.target_acceptance,
+                step=sampler.n_steps)
         frozen = sampler.frozen_params()
         if frozen is not None:
             parts["frozen"] = {"at_step": sampler.frozen_at, "sampler_params": to_jsonable_params(frozen)}

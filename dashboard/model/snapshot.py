@@ -119,6 +119,19 @@ class AdaptationState:
 
 
 @dataclass(frozen=True)
+class TuningState:
+    """A sampler tuning one kernel parameter toward an acceptance rate (DMALA, DLMC, PAS), for its status line."""
+
+    parameter: str  # the tuned parameter's name (step_size, path_length)
+    value: float  # its value in force
+    adapting: bool
+    frozen_at: int | None
+    burn_in: int
+    target_acceptance: float
+    step: int
+
+
+@dataclass(frozen=True)
 class TemperingState:
     """Parallel tempering's ladder and how often neighbouring replicas exchanged, as the tempering view draws it."""
 
@@ -153,6 +166,7 @@ class Snapshot:
     learning: LearningState | None = None
     adaptation: AdaptationState | None = None
     tempering: TemperingState | None = None
+    tuning: TuningState | None = None
     opad: OpadSnapshot | None = None
     comparison: ComparisonState | None = None
     frozen: dict | None = None  # once adaptation stopped: {"at_step": n, "sampler_params": {...}}

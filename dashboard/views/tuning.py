@@ -1,0 +1,50 @@
+"""Tuning of DMALA's step size, DLMC's time or PAS's path length, live: what is tuned, toward what, and when it froze.
+
+During ``burn_in`` steps the sampler moves one kernel parameter toward a target
+acceptance rate (``samplers.acceptance_tuning``), and the chain is adaptive
+MCMC meanwhile; then the value is frozen and the chain is exact. One status line
+says which, drawn from the ``TuningState`` the worker sends.
+"""
+
+from __future__ import annotations
+
+import panel as pn
+
+from ..model.snapshot import RunInfo, Snapshot, TuningState
+from .base import LiveView
+
+NAMES = {"step_size": "step size", "path_length": "path length L"}
+
+
+def tuning_status(state: TuningState) -> str:
+    """Adapting (with the warning that the chain is adaptive MCMC meanwhile) or frozen, with the value in force."""
+    name = NAMES.get(state.parameter, state.parameter)
+    if state.adapting:
+        return (f"<b>tuning</b> the {name} toward {state.target_acceptance:.1%} acceptance: now {state.value:.4g}, "
+                f"step {state.step:,} of the burn-in's {state.burn_in:,}; meanwhile the chain is adaptive MCMC")
+    return (f"<b>frozen</b> at step {state.frozen_at:,}: {name} = {state.value:.4g}; an exact MCMC kernel from "
+            f"here on (the downloaded configuration records it)")
+
+
+class TuningView(LiveView):
+    """The status of a sampler tuning its step size or path length."""
+
+    title = "Tuning toward an acceptance rate"
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.status = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["tuning-status"])
+
+    @classmethod
+    def applies(cls, info: RunInfo) -> bool:
+        return info.capabilities.tunes
+
+    def reconfigure(self, info: RunInfo) -> None:
+        self.status.object = ""
+
+    def update(self, snapshot: Snapshot) -> None:
+        if snapshot.tuning is not None:
+            self.status.object = tuning_status(snapshot.tuning)
+
+    def __panel__(self):
+        return self.status
