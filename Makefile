@@ -53,9 +53,10 @@ $(RUN_STAMP): requirements.txt $(VENV_STAMP)
 	$(COMPILE_KERNELS)
 	touch $@
 
-# Runtime and test dependencies (requirements-dev.txt includes requirements.txt).
+# Runtime and test dependencies (requirements-dev.txt includes requirements.txt, so the runtime stamp is
+# written too: `make serve` after `make test` starts at once).
 $(DEV_STAMP): requirements-dev.txt requirements.txt $(VENV_STAMP)
 	$(BIN)/python -m pip install -r requirements-dev.txt
 	$(BIN)/python -m pip install --no-deps --editable .
 	$(COMPILE_KERNELS)
-	touch $@
+	touch $(RUN_STAMP) $@

@@ -6,16 +6,33 @@ import argparse
 import time
 
 
+#: The options the LSB paper's benchmarks share.
+LSB_HELPS = {
+    "seeds": "independent repetitions (seeds) of every run; intervals are over them",
+    "burn_in": "steps K during which a learned g is learned (then frozen), as in the paper",
+    "steps": "sampling steps after the burn-in",
+    "chains": "chains per run",
+    "reference_steps": "steps of the long run from over-dispersed starts that gives the equilibrium reference",
+}
+#: The options the OPAD paper's benchmarks share.
+OPAD_HELPS = {
+    "steps": "steps per chain (the paper: 10^4 and 10^6)",
+    "chains": "independent chains per sampler",
+    "seed": "seed of the samplers",
+}
+
+
 def arguments(name: str, argv, *, helps: dict[str, str] | None = None, **defaults) -> argparse.Namespace:
     """Parse ``--option value`` arguments of benchmark ``name``; each keyword is an option and its default.
 
-    ``helps`` maps some of those keywords to their ``--help`` text.
+    ``helps`` maps the keywords to their ``--help`` text; ``--help`` shows every
+    option's default.
     """
     parser = argparse.ArgumentParser(prog=f"python -m benchmarks {name}")
     for key, value in defaults.items():
-        text = (helps or {}).get(key)
+        text = (helps or {}).get(key, "")
         parser.add_argument(f"--{key.replace('_', '-')}", type=type(value), default=value,
-                            help=None if text is None else f"{text} (default: %(default)s)")
+                            help=f"{text} (default: %(default)s)".strip())
     return parser.parse_args(argv or [])
 
 

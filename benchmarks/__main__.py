@@ -1,28 +1,91 @@
 """Run benchmarks by name: ``python -m benchmarks [name ...] [--option value ...]`` (default: all).
 
-Options after the names go to every named benchmark (e.g. ``--seeds 3``).
+``python -m benchmarks --help`` lists them, ``python -m benchmarks NAME --help``
+shows NAME's options with their defaults. Each option goes to the named
+benchmarks that declare it (an option none of them declares is refused before
+anything runs), so ``python -m benchmarks opad_ising opad_bvs --steps 1000``
+shortens both.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 import sys
+from pathlib import Path
 
 BENCHMARKS = ["core_throughput", "dashboard_live", "lsb_cost", "lsb_segmentation", "lsb_rbm", "lsb_markov",
               "opad_ising", "opad_bvs", "opad_dag", "exact_enumeration", "intracluster_paper", "intracluster_cost",
               "kernels_vs_reference", "paper_claims", "discs_ising",
               "classroom"]
+HELP = ("-h", "--help")
+
+
+def _tree(name: str) -> ast.Module:
+    return ast.parse((Path(__file__).parent / f"{name}.py").read_text(encoding="utf-8"))
+
+
+def summary(name: str) -> str:
+    """The first line of benchmark ``name``'s docstring (read from its source, not imported)."""
+    return (ast.get_docstring(_tree(name)) or "").splitlines()[0]
+
+
+def declared_options(name: str) -> set[str]:
+    """The ``--options`` benchmark ``name`` declares: the keywords of its ``arguments("name", argv, ...)`` call."""
+    for node in ast.walk(_tree(name)):
+        if (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "arguments" and node.args
+                and isinstance(node.args[0], ast.Constant) and node.args[0].value == name):
+            return {"--" + keyword.arg.replace("_", "-") for keyword in node.keywords if keyword.arg != "helps"}
+    return set()
+
+
+def listing() -> str:
+    width = max(map(len, BENCHMARKS))
+    lines = ["usage: python -m benchmarks [name ...] [--option value ...]", "", "benchmarks:"]
+    lines += [f"  {name:<{width}}  {summary(name)}" for name in BENCHMARKS]
+    lines += ["", "python -m benchmarks NAME --help shows NAME's options and their defaults.",
+              "Without a name every benchmark runs at its default (paper) size, one after the other: several hours."]
+    return "\n".join(lines)
+
+
+def routed(names: list[str], options: list[str]) -> dict[str, list[str]]:
+    """The options each named benchmark gets: those it declares (``--key value`` pairs, or ``--key=value``)."""
+    pairs, i = [], 0
+    while i < len(options):
+        if "=" in options[i] or options[i] in HELP or i + 1 == len(options) or options[i + 1].startswith("--"):
+            pairs.append(options[i:i + 1])
+            i += 1
+        else:
+            pairs.append(options[i:i + 2])
+            i += 2
+    declared = {name: declared_options(name) for name in names}
+    out = {name: [] for name in names}
+    for pair in pairs:
+        key = pair[0].split("=", 1)[0]
+        takers = [name for name in names if key in declared[name] or key in HELP]
+        if not takers:
+            raise SystemExit(f"option {key} is not an option of {', '.join(names)}; "
+                             f"python -m benchmarks NAME --help lists a benchmark's options")
+        for name in takers:
+            out[name] += pair
+    return out
 
 
 def main(argv: list[str]) -> None:
-    split = next((i for i, arg in enumerate(argv) if arg.startswith("--")), len(argv))
+    split = next((i for i, arg in enumerate(argv) if arg.startswith("-")), len(argv))
     names, options = argv[:split], argv[split:]
+    if not names and any(option in HELP for option in options):
+        print(listing())
+        return
     unknown = sorted(set(names) - set(BENCHMARKS))
     if unknown:
-        raise SystemExit(f"unknown benchmark(s) {unknown}; available: {BENCHMARKS}")
-    for name in names or BENCHMARKS:
+        raise SystemExit(f"unknown benchmark(s) {unknown}; python -m benchmarks --help lists them")
+    if not names:
+        print(f"Running all {len(BENCHMARKS)} benchmarks at their default sizes: several hours on two cores "
+              f"(python -m benchmarks --help lists them, to run one).", flush=True)
+    for name, own_options in routed(names or BENCHMARKS, options).items():
         print(f"== {name} ==")
-        importlib.import_module(f"benchmarks.{name}").main(options)
+        importlib.import_module(f"benchmarks.{name}").main(own_options)
 
 
 if __name__ == "__main__":

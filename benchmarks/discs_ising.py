@@ -150,6 +150,12 @@ def dimension_scaling(args) -> str:
 
 def main(argv=None) -> None:
     args = arguments("discs_ising", argv, size=20, steps=20_000, chains=16, sizes="10,20,30,40", seed=0,
-                     samplers="locally_balanced,pas,dmala")
+                     samplers="locally_balanced,pas,dmala", helps={
+                         "size": "side L of the L×L lattice of finding 1",
+                         "steps": "steps per chain of every run (the tuned samplers tune for the first tenth)",
+                         "chains": "chains per run (the intervals are over chains)",
+                         "sizes": "comma-separated lattice sides L of finding 2",
+                         "seed": "seed of the samplers, the reference state and DISCS's random field",
+                         "samplers": "comma-separated samplers of finding 1, each with g = √t and g = t/(1+t)"})
     balancing_against_temperature(args)
     dimension_scaling(args)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import targets
 from targets.markov_network import shipped_networks
 
-from . import arguments
+from . import LSB_HELPS, arguments
 from .lsb_runs import FIXED_FUNCTIONS, MIXING_COLUMNS, Report, compare, equilibrium, log_p_statistic
 
 SAMPLERS = {
@@ -29,7 +29,8 @@ SAMPLERS = {
 
 
 def main(argv=None) -> None:
-    args = arguments("lsb_markov", argv, seeds=5, burn_in=500, steps=10000, chains=5, reference_steps=100_000)
+    args = arguments("lsb_markov", argv, seeds=5, burn_in=500, steps=10000, chains=5, reference_steps=100_000,
+                     helps=LSB_HELPS)
     report = Report("lsb_markov", f"# LSB on near-deterministic Markov networks ({args.chains} chains, "
                     f"K = {args.burn_in}, {args.steps} sampling steps, {args.seeds} seeds)")
     for network in shipped_networks():

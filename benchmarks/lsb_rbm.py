@@ -24,7 +24,7 @@ import numpy as np
 import targets
 from samplers.convergence import exact_samples_reference
 
-from . import arguments
+from . import LSB_HELPS, arguments
 from .lsb_runs import MIXING_COLUMNS, Report, compare
 
 SAMPLERS = {
@@ -55,7 +55,7 @@ def mmd_squared(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def main(argv=None) -> None:
-    args = arguments("lsb_rbm", argv, seeds=5, burn_in=3000, steps=5000, chains=16)
+    args = arguments("lsb_rbm", argv, seeds=5, burn_in=3000, steps=5000, chains=16, helps=LSB_HELPS)
     target = targets.make("rbm")
     exact = target.sample_exact(2000, seed=123)
     reference = exact[0]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import targets
 
-from . import arguments
+from . import LSB_HELPS, arguments
 from .lsb_runs import FIXED_FUNCTIONS, MIXING_COLUMNS, Report, compare, equilibrium
 
 CASES = {
@@ -40,7 +40,9 @@ SAMPLERS = {
 
 def main(argv=None) -> None:
     args = arguments("lsb_segmentation", argv, seeds=5, burn_in=2000, steps=10000, chains=30, size=30,
-                     optimizer="sgd", reference_steps=200_000)
+                     optimizer="sgd", reference_steps=200_000, helps=LSB_HELPS | {
+                         "size": "side L of the L×L segmentation image",
+                         "optimizer": "the learned g's optimiser: sgd (the paper's, momentum 0.9) or adam"})
     report = Report("lsb_segmentation", f"# LSB segmentation ({args.size}×{args.size}, {args.chains} chains, "
                     f"K = {args.burn_in}, {args.steps} sampling steps, {args.seeds} seeds, optimiser {args.optimizer})")
     compared = {label: (name, {**params, "optimizer": args.optimizer} if name == "lsb" else params)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import targets
 
-from . import arguments
+from . import OPAD_HELPS, arguments
 from .opad_ising import sampler_set
 from .opad_runs import cost_table, kl_curves, log_normaliser, table
 
@@ -30,7 +30,7 @@ DATASETS = {
 
 
 def main(argv=None) -> None:
-    args = arguments("opad_bvs", argv, steps=10_000, chains=20, seed=0)
+    args = arguments("opad_bvs", argv, steps=10_000, chains=20, seed=0, helps=OPAD_HELPS)
     for title, params in DATASETS.items():
         target = targets.make("bvs", **params)
         log_z = log_normaliser(target)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import targets
 
-from . import arguments
+from . import OPAD_HELPS, arguments
 from .opad_runs import cost_table, kl_curves, log_normaliser, table
 
 #: Seed of each ER(5, d) data set: one whose graph has about its expected n·d/2 = 2.5, 5, 7.5 edges (it has 3, 5
@@ -33,7 +33,8 @@ SAMPLERS = {
 
 
 def main(argv=None) -> None:
-    args = arguments("opad_dag", argv, steps=10_000, chains=20, seed=0, degrees="1,2,3")
+    args = arguments("opad_dag", argv, steps=10_000, chains=20, seed=0, degrees="1,2,3", helps=OPAD_HELPS | {
+        "degrees": "comma-separated expected degrees of the ER(5, degree) data-generating DAGs"})
     for degree in (float(d) for d in args.degrees.split(",")):
         target = targets.make("dag", n_nodes=5, expected_degree=degree, n_samples=200,
                               seed=DATA_SEEDS.get(degree, 0))

@@ -203,3 +203,42 @@ def test_discs_ising_model_is_discs_energy():
              + (spins[:, :, 1:] * spins[:, :, :-1]).sum(axis=(1, 2)))
     expected = 0.5 * pairs - (spins * field).sum(axis=(1, 2))
     np.testing.assert_allclose(target.log_prob(states), expected, atol=1e-12)
+
+
+def test_help_lists_every_benchmark_with_one_line(capsys):
+    from benchmarks.__main__ import BENCHMARKS, main
+
+    main(["--help"])
+    out = capsys.readouterr().out
+    for name in BENCHMARKS:
+        line = next(line for line in out.splitlines() if line.split()[:1] == [name])
+        assert len(line.split(None, 1)[1]) > 20
+    assert "several hours" in out
+
+
+@pytest.mark.parametrize("name", __import__("benchmarks.__main__", fromlist=["BENCHMARKS"]).BENCHMARKS)
+def test_every_benchmark_option_has_a_description_and_a_default(name, capsys):
+    import importlib
+
+    from benchmarks.__main__ import declared_options
+
+    with pytest.raises(SystemExit):
+        importlib.import_module(f"benchmarks.{name}").main(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    headers = {option: f"{option} {option[2:].upper().replace('-', '_')} " for option in declared_options(name)}
+    for option, header in headers.items():
+        described = out.split(header, 1)[1]
+        for other in headers.values():  # up to the next option's header
+            described = described.split(other, 1)[0]
+        assert not described.startswith("(default:"), f"{name} {option} has no description"
+        assert "(default:" in described, f"{name} {option} shows no default"
+
+
+def test_options_go_only_to_the_benchmarks_that_declare_them():
+    from benchmarks.__main__ import routed
+
+    out = routed(["opad_ising", "discs_ising"], ["--steps", "100", "--sizes=4,6", "--samplers", "pas"])
+    assert out == {"opad_ising": ["--steps", "100", "--samplers", "pas"],
+                   "discs_ising": ["--steps", "100", "--sizes=4,6", "--samplers", "pas"]}
+    with pytest.raises(SystemExit, match="--degrees is not an option of opad_ising"):
+        routed(["opad_ising"], ["--degrees", "1"])
