@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+
+from tqdm import tqdm
 
 
 #: The options the LSB paper's benchmarks share.
@@ -34,6 +37,13 @@ def arguments(name: str, argv, *, helps: dict[str, str] | None = None, **default
         parser.add_argument(f"--{key.replace('_', '-')}", type=type(value), default=value,
                             help=f"{text} (default: %(default)s)".strip())
     return parser.parse_args(argv or [])
+
+
+def progress(items, label: str, total: int | None = None):
+    """``items``, with a progress bar on a terminal's stderr: runs done, elapsed and estimated time left (tqdm;
+    nothing is drawn when stderr is not a terminal, e.g. in CI logs)."""
+    return tqdm(items, desc=label, total=total, unit="run", file=sys.stderr, mininterval=1.0, dynamic_ncols=True,
+                disable=None, leave=False)
 
 
 def cpu_seconds_per_step(sampler, steps: int, repeats: int, record: bool = False) -> float:

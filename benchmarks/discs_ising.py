@@ -40,7 +40,7 @@ from samplers.convergence import Interval, interval
 from samplers.diagnostics import discs_ess, hamming_distance, hamming_reference
 from targets.pairwise import lattice_edges
 
-from . import arguments
+from . import arguments, progress
 
 BETA_CRITICAL = float(np.log(1 + np.sqrt(2)) / 2)
 #: β on either side of β_c for finding 1.
@@ -100,21 +100,20 @@ def balancing_against_temperature(args) -> str:
     print(f"{'sampler':>18} {'β':>6} {'side':>10} " + " ".join(f"{label:>26}" for label in BALANCINGS)
           + f" {'winner':>8} {'expected':>9}")
     outcomes = []
-    for name in names:
+    for name, beta in progress([(name, beta) for name in names for beta in BETAS], "finding 1"):
         params = {"burn_in": args.steps // 10} if "burn_in" in samplers.sampler_class(name).param else {}
-        for beta in BETAS:
-            target = discs_ising_model(args.size, lam=beta, mu=0.0, sigma=0.0, seed=args.seed)
-            results = {label: measure(target, name, {**params, "balancing": g}, args.steps, args.chains, args.seed)
-                       for label, g in BALANCINGS.items()}
-            expected = "√t" if beta < BETA_CRITICAL else "t/(1+t)"
-            other = "t/(1+t)" if expected == "√t" else "√t"
-            outcome = separated(results[expected]["per step"], results[other]["per step"])
-            outcomes.append(outcome)
-            winner = {True: expected, False: other, None: "tie"}[outcome]
-            side = "above T_c" if beta < BETA_CRITICAL else "below T_c"
-            print(f"{name:>18} {beta:>6.3f} {side:>10} "
-                  + " ".join(f"{str(results[label]['per step']):>26}" for label in BALANCINGS)
-                  + f" {winner:>8} {expected:>9}")
+        target = discs_ising_model(args.size, lam=beta, mu=0.0, sigma=0.0, seed=args.seed)
+        results = {label: measure(target, name, {**params, "balancing": g}, args.steps, args.chains, args.seed)
+                   for label, g in BALANCINGS.items()}
+        expected = "√t" if beta < BETA_CRITICAL else "t/(1+t)"
+        other = "t/(1+t)" if expected == "√t" else "√t"
+        outcome = separated(results[expected]["per step"], results[other]["per step"])
+        outcomes.append(outcome)
+        winner = {True: expected, False: other, None: "tie"}[outcome]
+        side = "above T_c" if beta < BETA_CRITICAL else "below T_c"
+        print(f"{name:>18} {beta:>6.3f} {side:>10} "
+              + " ".join(f"{str(results[label]['per step']):>26}" for label in BALANCINGS)
+              + f" {winner:>8} {expected:>9}")
     verdict = finding_verdict(outcomes)
     print(f"verdict: {verdict} ({sum(o is True for o in outcomes)} comparisons as DISCS found, "
           f"{sum(o is False for o in outcomes)} against, {sum(o is None for o in outcomes)} ties of {len(outcomes)})\n")
@@ -128,7 +127,7 @@ def dimension_scaling(args) -> str:
     print(f"{'L':>4} {'d':>6} {'Metropolis ESS/step':>26} {'PAS ESS/step':>26} {'PAS L':>6} {'PAS/Metropolis':>15} "
           f"{'per 1k evals (M, PAS)':>24} {'per second (M, PAS)':>24}")
     rows = []
-    for size in sizes:
+    for size in progress(sizes, "finding 2"):
         target = discs_ising_model(size, seed=args.seed)
         metropolis = measure(target, "metropolis", {}, args.steps, args.chains, args.seed)
         pas = measure(target, "pas", {"burn_in": args.steps // 10}, args.steps, args.chains, args.seed)

@@ -31,6 +31,8 @@ from samplers.balancing import FORMULAS
 from samplers.convergence import Reference, first_hit, long_run_reference, over_dispersed_starts
 from samplers.diagnostics import ess
 
+from . import progress
+
 RESULTS = Path(__file__).parent / "results"
 #: ``locally_balanced`` with each fixed balancing function, labelled by its formula.
 FIXED_FUNCTIONS = {formula.replace(" ", ""): ("locally_balanced", {"balancing": name})
@@ -101,9 +103,13 @@ def run_one(label: str, name: str, target, statistic, *, n_chains: int, seed: in
 
 def compare(samplers_by_label: dict, target, statistic, args, **run_params) -> dict[str, list[RunResult]]:
     """``run_one`` for every labelled (sampler name, params) and every seed in ``range(args.seeds)``."""
-    return {label: [run_one(label, name, target, statistic, n_chains=args.chains, seed=seed, burn_in=args.burn_in,
-                            steps=args.steps, **run_params, **params) for seed in range(args.seeds)]
-            for label, (name, params) in samplers_by_label.items()}
+    runs = [(label, name, params, seed) for label, (name, params) in samplers_by_label.items()
+            for seed in range(args.seeds)]
+    results = {label: [] for label in samplers_by_label}
+    for label, name, params, seed in progress(runs, "runs"):
+        results[label].append(run_one(label, name, target, statistic, n_chains=args.chains, seed=seed,
+                                      burn_in=args.burn_in, steps=args.steps, **run_params, **params))
+    return results
 
 
 class Report:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import targets
 
-from . import OPAD_HELPS, arguments
+from . import OPAD_HELPS, arguments, progress
 from .opad_ising import sampler_set
 from .opad_runs import cost_table, kl_curves, log_normaliser, table
 
@@ -35,7 +35,8 @@ def main(argv=None) -> None:
         target = targets.make("bvs", **params)
         log_z = log_normaliser(target)
         curves = [kl_curves(label, target, log_z, name, sampler_params, args.steps, args.chains, args.seed, scored)
-                  for label, (name, sampler_params, scored) in sampler_set("barker", "t/(1+t)").items()]
+                  for label, (name, sampler_params, scored) in progress(sampler_set("barker", "t/(1+t)").items(),
+                                                                        f"BVS {title}")]
         print(f"\nBVS, {title}; {args.chains} chains")
         table(curves)
         print()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import targets
 
-from . import OPAD_HELPS, arguments
+from . import OPAD_HELPS, arguments, progress
 from .opad_runs import cost_table, kl_curves, log_normaliser, table
 
 #: Seed of each ER(5, d) data set: one whose graph has about its expected n·d/2 = 2.5, 5, 7.5 edges (it has 3, 5
@@ -40,7 +40,7 @@ def main(argv=None) -> None:
                               seed=DATA_SEEDS.get(degree, 0))
         log_z = log_normaliser(target)
         curves = [kl_curves(label, target, log_z, name, params, args.steps, args.chains, args.seed, scored)
-                  for label, (name, params, scored) in SAMPLERS.items()]
+                  for label, (name, params, scored) in progress(SAMPLERS.items(), f"ER(5, {degree:g})")]
         print(f"\nDAGs on 5 nodes, BGe, data from ER(5, {degree:g}) with {int(target.true_adjacency.sum())} edges; "
               f"{args.chains} chains")
         table(curves)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import targets
 
-from . import OPAD_HELPS, arguments
+from . import OPAD_HELPS, arguments, progress
 from .opad_runs import cost_table, kl_curves, log_normaliser, table
 
 
@@ -39,8 +39,9 @@ def main(argv=None) -> None:
     target = targets.make("ising1d", m=15, beta=0.5, J=1.0, h=0.1, mu=1.0)
     log_z = log_normaliser(target)
     chosen = None if args.samplers == "all" else set(args.samplers.split(","))
+    chosen_set = [(label, entry) for label, entry in sampler_set().items() if chosen is None or entry[0] in chosen]
     curves = [kl_curves(label, target, log_z, name, params, args.steps, args.chains, args.seed, scored)
-              for label, (name, params, scored) in sampler_set().items() if chosen is None or name in chosen]
+              for label, (name, params, scored) in progress(chosen_set, "samplers")]
     print(f"1-D Ising chain m = 15, β = 0.5, J = 1, h = 0.1; {args.chains} chains")
     table(curves)
     print()
