@@ -98,7 +98,7 @@ class Controls(pn.viewable.Viewer):
         self.apply_button = pn.widgets.Button(label="Apply settings", color="primary",
                                               description="Build the target and sampler above and restart the run.")
 
-        self.live_beta = pn.widgets.FloatSlider(name="β (live)", start=0.0, end=1.0, step=0.005, value=0.5,
+        self.live_beta = pn.widgets.FloatSlider(label="β (live)", start=0.0, end=1.0, step=0.005, value=0.5,
                                                 visible=False, sizing_mode="stretch_width")
         self.live_beta_note = pn.pane.Markdown(
             "Moving β takes the running chains to the new temperature: the run goes on from their states "
@@ -118,6 +118,14 @@ class Controls(pn.viewable.Viewer):
         self.export_traces = pn.widgets.FileDownload(callback=self._traces_file, filename="run-traces.csv",
                                                      label="Download traces (CSV)", color="light")
         self.import_config = LimitedFileInput(accept=".json", max_bytes=MAX_CONFIG_BYTES)
+        # The page URL carries the run (``Explorer.follow_in_url``); copying it is the browser's job.
+        self.copy_link = pn.widgets.Button(label="Copy link to this run", color="light",
+                                           description="The page's address replays this run step for step.")
+        self.copy_link.js_on_click(code="""
+            const href = window.location.href;
+            if (navigator.clipboard && window.isSecureContext) { navigator.clipboard.writeText(href); }
+            else { window.prompt("Copy this link to the run:", href); }
+        """)
 
         self.load_preset.on_click(self._on_load_preset)
         self.preset.param.watch(self._show_preset_info, "value")
@@ -235,7 +243,7 @@ class Controls(pn.viewable.Viewer):
         beta = config.beta_changes[-1][1] if config.beta_changes else config.target_params.get("beta", spec.default)
         critical = (config.target == "ising_lattice" and config.target_params.get("ndim", 2) == 2
                     and config.target_params.get("J", 1.0) == 1.0)
-        self.live_beta.name = "β (live) · critical β_c ≈ 0.4407" if critical else "β (live)"
+        self.live_beta.label = "β (live) · critical β_c ≈ 0.4407" if critical else "β (live)"
         self.live_beta.end = max(1.0, 1.5 * beta)
         self.live_beta.value = beta
 
@@ -316,7 +324,7 @@ class Controls(pn.viewable.Viewer):
             self.apply_button,
             self.speed,
             pn.layout.Divider(),
-            self.export_config, self.export_traces, self.import_config,
+            self.copy_link, self.export_config, self.export_traces, self.import_config,
             sizing_mode="stretch_width",
         )
 

@@ -32,6 +32,7 @@ from .controls import Controls
 from .model.client import RunClient
 from .model.config import RunConfig
 from .model.engine import Engine
+from .model.links import config_from_link, link_query
 from .views.adaptation import AdaptationView
 from .views.balancing import BalancingView
 from .views.base import LiveView
@@ -206,6 +207,16 @@ class Explorer(pn.viewable.Viewer):
         _LOAD.count_flush()
         self._fair_period()
 
+    def follow_in_url(self, location) -> None:
+        """Keep the page URL's ``?run=`` query on the run shown (``model.links``), so the URL is a link to it."""
+        def show(event=None) -> None:
+            config = self.client.config
+            query = link_query(config) if config is not None else None
+            location.search = f"?run={query}" if query else ""
+
+        self.client.param.watch(show, "config")
+        show()
+
     def close(self, *args) -> None:
         """Stop the flush and the worker (called when the session ends)."""
         if self._callback is not None:
@@ -242,9 +253,19 @@ def create_app(config: RunConfig | None = None, engine: Engine | None = None, **
     shared engine (a worker process per session); the default runs the worker
     in this process (notebooks, tests).
     """
-    explorer = Explorer(config, engine, **params)
     document = pn.state.curdoc
-    if document is not None and document.session_context is not None:
+    served = document is not None and document.session_context is not None
+    link_error = ""
+    if served and config is None and pn.state.session_args.get("run"):
+        try:
+            config = config_from_link(pn.state.session_args["run"][0])
+        except ValueError as error:
+            link_error = f"This link's run could not be read: {error}. Here is the default run instead."
+    explorer = Explorer(config, engine, **params)
+    if link_error:
+        explorer.client.error = link_error
+    if served:
+        explorer.follow_in_url(pn.state.location)
         # Views change the document (new figures for a run) only once the page holds it: a change sent
         # while the page is still loading can name models the page never received.
         pn.state.onload(explorer.start_updates)

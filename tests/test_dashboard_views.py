@@ -433,7 +433,7 @@ def test_the_live_beta_slider_moves_the_run_and_reset_starts_at_the_new_beta():
                         sampler_params={}, n_chains=2, statistic="magnetisation")
     try:
         slider = app.controls.live_beta
-        assert slider.visible and slider.value == 0.3 and "β_c ≈ 0.4407" in slider.name
+        assert slider.visible and slider.value == 0.3 and "β_c ≈ 0.4407" in slider.label
         advance(app, 20)
         with param.edit_constant(slider):
             slider.value_throttled = 0.7  # what releasing the slider in the browser sets

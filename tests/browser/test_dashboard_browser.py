@@ -551,3 +551,49 @@ def test_the_claims_card_and_a_claim_replayed_at_equal_steps(page: Page):
     expect(page.locator(".comparison-heading")).to_contain_text("at equal steps")
     expect(page.locator(".comparison-status")).to_contain_text("locally_balanced")
     save_whole_page(page, "claims.png", settle_ms=1500)
+
+
+def open_dashboard(context, url: str) -> Page:
+    """A new page at ``url`` (the dashboard, with a query), connected and showing its Start button."""
+    page = context.new_page()
+    page.goto(url, timeout=60_000)
+    page.wait_for_function("() => window.Bokeh && Bokeh.documents && Bokeh.documents.length > 0",
+                           timeout=TIMEOUT_MS)
+    button(page, "Start").wait_for(state="visible")
+    return page
+
+
+def steps_taken(page: Page, n: int) -> dict:
+    """Click Step ``n`` times, wait until the page shows step ``n``; the digest then."""
+    for _ in range(n):
+        button(page, "Step").click()
+    wait_for(lambda: steps_shown(page), lambda shown: shown == n, what=f"{n} steps")
+    return wait_for(lambda: digest(page), lambda d: d["step"]["last"] == n, what=f"the trace at step {n}")
+
+
+def test_the_page_url_is_a_link_that_replays_the_run(page: Page, context):
+    load_preset(page, ISING_CHAIN_PRESET)
+    expect(select(page, "Sampler")).to_have_value("metropolis")
+    wait_for(lambda: page.url, lambda url: "?run=" in url, what="the URL to carry the run")
+    expect(button(page, "Copy link to this run")).to_be_visible()
+    link = page.url
+    first = steps_taken(page, 5)
+    other = open_dashboard(context, link)
+    try:
+        expect(select(other, "Sampler")).to_have_value("metropolis")
+        expect(select(other, "chains")).to_have_value("20")
+        again = steps_taken(other, 5)
+        assert again["image"]["values"] == first["image"]["values"]  # the same run, step for step
+        expect(alert(other)).to_be_hidden()
+    finally:
+        other.close()
+
+
+def test_a_bad_link_says_so_and_shows_the_default_run(context, server_url):
+    page = open_dashboard(context, f"{server_url}/app?run=not-a-run")
+    try:
+        expect(alert(page)).to_contain_text("This link's run could not be read")
+        wait_for(lambda: digest(page), lambda d: d["step"]["last"] == 0, what="the default run")
+        expect(select(page, "Sampler")).to_have_value("locally_balanced")
+    finally:
+        page.close()
