@@ -119,7 +119,7 @@ class Controls(pn.viewable.Viewer):
                                                      label="Download traces (CSV)", color="light")
         self.import_config = LimitedFileInput(accept=".json", max_bytes=MAX_CONFIG_BYTES)
         # The page URL carries the run (``Explorer.follow_in_url``); copying it is the browser's job.
-        self.copy_link = pn.widgets.Button(label="Copy link to this run", color="light",
+        self.copy_link = pn.widgets.Button(label="Copy link to this run", color="default",
                                            description="The page's address replays this run step for step.")
         self.copy_link.js_on_click(code="""
             const href = window.location.href;

@@ -24,6 +24,8 @@ import weakref
 
 import panel as pn
 import param
+from panel.io.resources import CDN_DIST
+from panel.theme import Fast
 from panel.io.callbacks import PeriodicCallback
 
 from .catalogue import Catalogue
@@ -62,6 +64,16 @@ _LIVE: weakref.WeakSet = weakref.WeakSet()
 #: The live views, in the order of their cards.
 VIEWS = (LatticeView, TraceView, ComparisonView, AdaptationView, TuningView, TemperingView, BalancingView, KLView,
          InclusionView, DagView, DiagnosticsView)
+
+
+class LocalFast(Fast):
+    """Panel's Fast design without its web font: everything the page loads comes from this server, so it works
+    offline (a classroom without internet) and asks no third party for anything; the system's sans-serif is used."""
+
+    _resources = {**Fast._resources, "font": {}, "js_modules": {
+        **Fast._resources["js_modules"],
+        # Panel prefixes a relative path with the design's class name; this one names Panel's bundled copy.
+        "fast-design": f"{CDN_DIST}bundled/fast/js/fast_design.js"}}
 
 
 def fair_period(refresh_ms: int, sessions: int, flush_seconds: float) -> int:
@@ -240,6 +252,8 @@ class Explorer(pn.viewable.Viewer):
             main=[self.main_area()],
             sidebar_width=380,
             busy_indicator=None,  # the status line says what runs; a spinner would follow the server's global busy
+            design=LocalFast,
+            font="system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif",
         )
 
     def __panel__(self):

@@ -85,7 +85,7 @@ def diagnostics(buffer: TraceBuffer) -> dict:
     for rate, value in _rates(pooled, n - 1, spent["n_evals"][0], spent["seconds"][0]).items():
         result[f"{ESS_DEFINITIONS[0]} {rate}"] = value
     for name, (values, second_half) in per_chain.items():
-        result[name] = f"{np.mean(values):.4g} ± {np.std(values):.2g}"
+        result[name] = f"{np.mean(values):.4g} ± {float(f'{np.std(values):.2g}'):g}"  # the spread to 2 digits
         steps = n - 1 - half if second_half else n - 1
         for rate, value in _rates(float(np.mean(values)), steps, spent["n_evals"][second_half],
                                   spent["seconds"][second_half]).items():

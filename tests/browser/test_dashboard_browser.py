@@ -597,3 +597,17 @@ def test_a_bad_link_says_so_and_shows_the_default_run(context, server_url):
         expect(select(page, "Sampler")).to_have_value("locally_balanced")
     finally:
         page.close()
+
+
+def test_no_request_leaves_the_machine(context, server_url):
+    """Everything the page loads (scripts, styles, fonts) comes from this server: it works offline."""
+    page = context.new_page()
+    outside: list[str] = []
+    page.on("request", lambda request: outside.append(request.url)
+            if not request.url.startswith((server_url, "data:", "blob:")) else None)
+    page.goto(f"{server_url}/app", timeout=60_000)
+    button(page, "Start").wait_for(state="visible")
+    button(page, "Start").click()
+    wait_for(lambda: steps_shown(page), lambda n: n > 0, what="the run to start")
+    page.close()
+    assert outside == []
