@@ -55,7 +55,9 @@ def _widget(name: str, spec: param.Parameter, value):
         return pn.widgets.IntInput(label=label, value=value, start=lo, end=hi, description=doc)
     if isinstance(spec, param.Number):
         lo, hi = spec.bounds or (None, None)
-        return pn.widgets.FloatInput(label=label, value=value, start=lo, end=hi, description=doc)
+        # Shown with at most 6 decimals (the value itself keeps full precision): β = 1/2.27 reads 0.440529.
+        return pn.widgets.FloatInput(label=label, value=value, start=lo, end=hi, description=doc,
+                                     format="0.[000000]")
     return None
 
 
