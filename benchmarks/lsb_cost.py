@@ -89,7 +89,8 @@ def learning_breakdown(target, n_chains: int, steps: int = 200) -> None:
 
 
 def main(argv=None) -> None:
-    args = arguments("lsb_cost", argv, steps=300, helps={"steps": "steps timed per phase (learning, frozen) and sampler"})
+    args = arguments("lsb_cost", argv, steps=300,
+                     helps={"steps": "steps timed per phase (learning, frozen) and sampler"})
     segmentation = targets.make("ising_segmentation", size=30, lam=1.0, mu=1.0, sigma=3.0, seed=0)
     base = baseline("locally_balanced", segmentation, 30, args.steps, balancing="sqrt")
     rows = {p: phases("lsb", segmentation, 30, args.steps, parametrization=p) for p in ("lsb1", "lsb2", "monotone")}

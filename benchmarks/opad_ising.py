@@ -35,7 +35,8 @@ def sampler_set(balancing: str = "sqrt", label: str = "√t") -> dict:
 
 def main(argv=None) -> None:
     args = arguments("opad_ising", argv, steps=10_000, chains=20, seed=0, samplers="all", helps=OPAD_HELPS | {
-        "samplers": "comma-separated registry names of the samplers to run (metropolis, locally_balanced, lsb), or all"})
+        "samplers": "comma-separated registry names of the samplers to run (metropolis, locally_balanced, lsb), "
+                    "or all"})
     target = targets.make("ising1d", m=15, beta=0.5, J=1.0, h=0.1, mu=1.0)
     log_z = log_normaliser(target)
     chosen = None if args.samplers == "all" else set(args.samplers.split(","))

@@ -42,6 +42,7 @@ from .views.comparison import ComparisonView
 from .views.dag import DagView
 from .views.diagnostics import DiagnosticsView
 from .views.inclusion import InclusionView
+from .views.inspector import InspectorView
 from .views.kl import KLView
 from .views.lattice import LatticeView
 from .views.tempering import TemperingView
@@ -62,8 +63,8 @@ CHASE_MS = 5000
 _LIVE: weakref.WeakSet = weakref.WeakSet()
 
 #: The live views, in the order of their cards.
-VIEWS = (LatticeView, TraceView, ComparisonView, AdaptationView, TuningView, TemperingView, BalancingView, KLView,
-         InclusionView, DagView, DiagnosticsView)
+VIEWS = (LatticeView, InspectorView, TraceView, ComparisonView, AdaptationView, TuningView, TemperingView,
+         BalancingView, KLView, InclusionView, DagView, DiagnosticsView)
 
 
 class LocalFast(Fast):
@@ -127,7 +128,10 @@ class Explorer(pn.viewable.Viewer):
         self.client = RunClient(engine or Engine(in_process=True), config)
         self.controls = Controls(client=self.client)
         self.views: dict[type, LiveView] = {}  # built the first time they apply to a run
-        self.cards = {kind: pn.Card(title=kind.title, sizing_mode="stretch_width", visible=False) for kind in VIEWS}
+        self.cards = {kind: pn.Card(title=kind.title, sizing_mode="stretch_width", visible=False,
+                                    collapsed=kind.starts_collapsed) for kind in VIEWS}
+        for kind, card in self.cards.items():
+            card.param.watch(lambda event, kind=kind: self._on_card_toggled(kind, not event.new), "collapsed")
         self.catalogue = pn.Card(title="All targets and samplers", collapsed=True, sizing_mode="stretch_width")
         self.catalogue.param.watch(self._open_catalogue, "collapsed")
         self.claims = pn.Card(title="Which of the papers' claims hold?", collapsed=True, sizing_mode="stretch_width")
@@ -151,6 +155,10 @@ class Explorer(pn.viewable.Viewer):
                         self.views[kind] = kind(client=self.client)
                         card[:] = [self.views[kind]]
                     self.views[kind].reconfigure(info)
+
+    def _on_card_toggled(self, kind: type, is_open: bool) -> None:
+        if kind in self.views:
+            self.views[kind].opened(is_open)
 
     def _open_catalogue(self, event) -> None:
         if not event.new and not len(self.catalogue):

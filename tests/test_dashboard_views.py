@@ -23,6 +23,7 @@ from dashboard.views.balancing import BalancingView
 from dashboard.views.dag import DagView
 from dashboard.views.diagnostics import DiagnosticsView
 from dashboard.views.inclusion import InclusionView
+from dashboard.views.inspector import InspectorView
 from dashboard.views.kl import KLView
 from dashboard.views.lattice import LatticeView
 from dashboard.views.tempering import TemperingView
@@ -445,6 +446,32 @@ def test_the_live_beta_slider_moves_the_run_and_reset_starts_at_the_new_beta():
         assert app.client.config.beta_changes == [] and slider.value == 0.7
         applied(app, RunConfig(target="ising_segmentation", target_params={"size": 6}, statistic="log_prob"))
         assert not slider.visible
+    finally:
+        app.close()
+
+
+def test_proposal_inspector_follows_the_shown_chain_step_by_step():
+    app = make_explorer(target="ising_lattice", target_params={"size": 6, "beta": 0.4}, sampler="locally_balanced",
+                        n_chains=3, statistic="magnetisation")
+    try:
+        card = card_of = app.cards[InspectorView]
+        assert card.visible and card.collapsed and not app.client.display.inspect  # costs nothing while closed
+        card_of.collapsed = False
+        inspector = view(app, InspectorView)
+        assert app.client.display.inspect
+        pictures = []
+        for step in range(1, 4):
+            advance(app, 1)
+            settle(app, lambda: f"Step {step}. Proposed: flip bit" in inspector.text.object)
+            image = inspector._panel.source.data["image"][0]
+            np.testing.assert_allclose((10.0 ** image[np.isfinite(image)]).sum(), 1.0, atol=1e-5)  # Q sums to one
+            pictures.append((image.copy(), "accepted" in inspector.text.object))
+            assert len(inspector.marks.data["x"]) == 1
+        # the picture is the proposal at the state before each step: it changes after every accepted move
+        for (picture, accepted), (following, _) in zip(pictures, pictures[1:]):
+            assert accepted == (not np.array_equal(picture, following))
+        card_of.collapsed = True
+        assert not app.client.display.inspect
     finally:
         app.close()
 

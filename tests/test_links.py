@@ -1,4 +1,4 @@
-"""A run as a link (``dashboard.model.links``): round trip, and every malformed or hostile link refused with a reason."""
+"""A run as a link (``dashboard.model.links``): round trip; every malformed or hostile link refused with a reason."""
 
 from __future__ import annotations
 

@@ -141,8 +141,13 @@ class RunClient(param.Parameterized):
         """Stop adapting now (learning g, tuning the walks): exact MCMC from here on."""
         self._command("freeze")
 
+    @property
+    def display(self) -> Display:
+        """What the snapshots draw (the last ``show``)."""
+        return self._display
+
     def show(self, display: Display) -> None:
-        """Which chain (slice, running mean) the snapshots draw."""
+        """Which chain (slice, running mean) the snapshots draw, and whether the inspector follows its moves."""
         self._display = display
         self._command("display", display)
 

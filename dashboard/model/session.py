@@ -18,6 +18,7 @@ import numpy as np
 
 from samplers.adaptive import Adaptive
 from samplers.continuation import continue_on, derived_seed
+from samplers.inspection import inspect_move
 from samplers.diagnostics import discs_ess, ess, lsb_authors_ess, rhat
 
 from .buffer import TraceBuffer, chunk_of, trace_row
@@ -41,6 +42,7 @@ DIAGNOSTICS_SECONDS = 1.0
 LEARNING_SECONDS = 0.5
 OPAD_SECONDS = 0.5
 COMPARISON_SECONDS = 1.0
+INSPECTION_SECONDS = 0.5
 
 
 #: The three definitions of ESS the diagnostics table puts side by side.
@@ -156,6 +158,10 @@ class RunSession:
         self._diagnostics_due = _Every(DIAGNOSTICS_SECONDS)
         self._learning_due = _Every(LEARNING_SECONDS)
         self._tempering_due = _Every(LEARNING_SECONDS)
+        self._inspection_due = _Every(INSPECTION_SECONDS)
+        self.inspected_chain: int | None = None  # the chain whose moves are recorded for the inspector
+        self._last_move = None  # (chain, state before, record) of its latest step
+        self._sent_move = None
         self._opad_due = _Every(OPAD_SECONDS)
         self._comparison_due = _Every(COMPARISON_SECONDS)
         self.buffer.push(chunk_of([self._row()]), sampler.states)
@@ -212,6 +218,12 @@ class RunSession:
             if "adaptive" in self._sent_at:
                 self._sent_at["adaptive"] = -1  # the next snapshot shows the freeze
 
+    def follow(self, display: Display) -> None:
+        """Record the shown chain's moves for the proposal inspector while it is open (``display.inspect``)."""
+        inspected = min(display.chain, self.sampler.n_chains - 1) if display.inspect else None
+        if inspected != self.inspected_chain:
+            self.inspected_chain, self._last_move = inspected, None
+
     def _new_tracker(self) -> OpadTracker:
         return OpadTracker(self.target, scored_neighbours=self.config.opad_neighbours,
                            support=getattr(self.sampler, "in_support", None), max_particles=self._max_particles)
@@ -234,7 +246,7 @@ class RunSession:
         if self.companion is not None:
             self.companion.sampler = continue_on(self.companion.sampler, target,
                                                  derived_seed(self.config.seed, 2 * self._changes_made + 1))
-        self.target, self.sampler = target, sampler
+        self.target, self.sampler, self._last_move = target, sampler, None
         self._statistic = available_statistics(target)[self.config.statistic]
         if self.tracker is not None:  # OPAD's particles were weighted by the old p̃
             self.tracker = self._new_tracker()
@@ -273,12 +285,16 @@ class RunSession:
                 break
             if self._scheduled:
                 self._apply_scheduled_change()
+            inspected = self.inspected_chain
+            before = None if inspected is None else self.sampler.states[inspected].copy()
             started = time.perf_counter()
-            record = self.sampler.step(record=self.tracker is not None)
+            record = self.sampler.step(record=self.tracker is not None or inspected is not None)
             stepped = time.perf_counter() - started
+            if inspected is not None:
+                self._last_move = (inspected, before, record)
             self._active_seconds += stepped
             spent += stepped
-            if record is not None:
+            if self.tracker is not None:
                 self.tracker.update(record)
                 self.tracker.checkpoint(self.sampler.n_steps)
             last = time.perf_counter()
@@ -341,6 +357,10 @@ class RunSession:
             parts["opad"] = self._sent_opad = self.tracker.snapshot
         if "adaptive" in self._sent_at and self._slow_part_due("adaptive", self._learning_due, everything):
             parts.update(self._adaptive_parts(everything))
+        move = self._last_move
+        if move is not None and move is not self._sent_move and (everything or self._inspection_due.due()):
+            self._sent_move = move
+            parts["inspection"] = inspect_move(self.sampler, move[1], move[2], move[0])
         if self.config.beta_changes != self._sent_changes or (everything and self.config.beta_changes):
             self._sent_changes = list(self.config.beta_changes)
             parts["beta_changes"] = tuple(tuple(change) for change in self._sent_changes)
@@ -369,7 +389,8 @@ class RunSession:
         """Whether a rate-limited part has changed since it was last sent (a later snapshot will carry it)."""
         step = self.sampler.n_steps
         return (any(sent != step for sent in self._sent_at.values())
-                or (self.tracker is not None and self.tracker.snapshot is not self._sent_opad))
+                or (self.tracker is not None and self.tracker.snapshot is not self._sent_opad)
+                or self._last_move is not self._sent_move)
 
     def _adaptive_parts(self, everything: bool) -> dict:
         """Learning / adaptation state when it changed, and the frozen kernel's parameters once frozen."""

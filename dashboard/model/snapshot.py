@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from samplers.inspection import ProposalInspection
+
 from .capabilities import Capabilities
 from .opad_tracker import OpadSnapshot
 
@@ -66,11 +68,13 @@ class RunInfo:
 
 @dataclass(frozen=True)
 class Display:
-    """What the views show of the chains: which chain, which slice of a 3-D lattice, the running mean or not."""
+    """What the views show of the chains: which chain, which slice of a 3-D lattice, the running mean or not, and
+    whether the proposal inspector follows the shown chain's moves."""
 
     chain: int = 0
     depth: int = 0
     mean: bool = False
+    inspect: bool = False  # the proposal inspector is open: record the shown chain's moves
 
 
 @dataclass(frozen=True)
@@ -167,6 +171,7 @@ class Snapshot:
     adaptation: AdaptationState | None = None
     tempering: TemperingState | None = None
     tuning: TuningState | None = None
+    inspection: ProposalInspection | None = None  # the shown chain's last move, when the inspector is open
     opad: OpadSnapshot | None = None
     comparison: ComparisonState | None = None
     frozen: dict | None = None  # once adaptation stopped: {"at_step": n, "sampler_params": {...}}

@@ -137,6 +137,8 @@ class Worker:
             self._configure(*args)
         elif name == "display":
             self.display, self._everything = args[0], True
+            if self.session is not None:
+                self.session.follow(self.display)
         elif self.session is None:
             self.send("refused", "no run has been built yet", None)
         elif name == "replay":
@@ -162,6 +164,7 @@ class Worker:
             return
         self._runs += 1
         self.session, self._everything = session, True
+        session.follow(self.display)
         self.send("info", session.info())
 
     def _replay(self, chain: int) -> None:

@@ -45,6 +45,8 @@ class LiveView(pn.viewable.Viewer):
     client = param.ClassSelector(class_=RunClient, doc="The session's run: where the view's actions go.")
     #: Title of the card the explorer puts the view in.
     title = ""
+    #: Whether its card starts collapsed (a view that costs the worker work only while open).
+    starts_collapsed = False
 
     @classmethod
     def applies(cls, info: RunInfo) -> bool:
@@ -58,6 +60,9 @@ class LiveView(pn.viewable.Viewer):
     def update(self, snapshot: Snapshot) -> None:
         """Draw what the snapshot brings (its ``None`` fields are unchanged)."""
         raise TypeError(f"{type(self).__name__} must implement update")
+
+    def opened(self, is_open: bool) -> None:
+        """Its card was expanded (True) or collapsed (False); nothing by default."""
 
     def tick(self) -> None:
         """Called at every flush, snapshot or not (animations); nothing by default."""

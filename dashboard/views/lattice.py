@@ -17,6 +17,7 @@ flip by flip, first-walk flips outlined red and second-walk flips blue.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 import panel as pn
@@ -25,7 +26,7 @@ from bokeh.plotting import figure
 
 from ..model.images import as_image, grid_shape
 from ..model.move_replay import MoveReplay
-from ..model.snapshot import Display, RunInfo, Snapshot
+from ..model.snapshot import RunInfo, Snapshot
 from .base import LiveView
 
 STATE_COLOURS = ["#2b2d42", "#f4d35e"]  # 0 (background / spin down), 1 (object / spin up)
@@ -140,7 +141,7 @@ class LatticeView(LiveView):
         """A widget changed what to draw: tell the worker (its next snapshot draws it)."""
         with pn.io.hold():  # widget callbacks may run without the document lock
             self._arrange()
-        self.client.show(Display(chain=max(0, self.chain.value or 0), depth=self.depth.value,
+        self.client.show(replace(self.client.display, chain=max(0, self.chain.value or 0), depth=self.depth.value,
                                  mean=self.show_mean.value))
 
     # -- slow motion ------------------------------------------------------------------------------

@@ -611,3 +611,11 @@ def test_no_request_leaves_the_machine(context, server_url):
     wait_for(lambda: steps_shown(page), lambda n: n > 0, what="the run to start")
     page.close()
     assert outside == []
+
+
+def test_proposal_inspector_shows_each_step(page: Page):
+    page.get_by_text("Proposal inspector").first.click()
+    for step in (1, 2):
+        button(page, "Step").click()
+        expect(page.locator(".inspector-text")).to_contain_text(re.compile(rf"Step {step}\. Proposed: flip bit \d+"))
+    expect(page.locator(".inspector-text")).to_contain_text("acceptance probability")

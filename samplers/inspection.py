@@ -1,0 +1,97 @@
+"""One chain's last move: the proposal over the state's neighbours, the move drawn, the reverse, the acceptance.
+
+``inspect_move(sampler, before, record, chain)`` reads a chain's last step
+(``before``: its state before the step, ``record``: the step's ``StepRecord``)
+and recomputes, from the sampler's own proposal functions, what a teacher
+wants to show:
+
+* single-flip proposals — Metropolis and Gibbs (uniform site, accepted with
+  a(t)), locally balanced, GWG, LSB and FLSB (Q(x^(j) | x) = g(t_j)/Z, MH on
+  Q(x | x^(j))/Q(x^(j) | x)): ``log_q`` is the distribution over the d flips;
+* independent flips (DMALA, DLMC): ``log_q`` is each bit's own flip probability;
+* any other move (blocks, paths, clusters, walks, replicas): the sites it changed
+  and the outcome only (``log_q`` is None).
+
+``log_ratio`` holds the exact flip log-ratios log t_j(x) (d evaluations of a
+black box, 1 + deg each on a sparse model; not counted as the sampler's);
+``estimated_log_ratio`` the gradient's Taylor estimate (1 − 2x_j)∂_j log p̃ for
+the proposals built on it. While LSB/FLSB learn, the g shown is the current one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .base import Sampler, StepRecord, acceptance_probability, taylor_flip_log_ratios
+from .factorised import LocalRatios, coordinate_flip_logs, flips_log_probability
+from .locally_balanced import _FlipProposalSampler, flip_log_acceptance
+from .single_site import _SingleSiteFlip
+
+#: Largest dimension for which the exact flip ratios of a state are computed for the inspector.
+MAX_INSPECTED_DIM = 65_536
+
+
+@dataclass(frozen=True)
+class ProposalInspection:
+    """One chain's last move (see the module docstring)."""
+
+    kind: str  # "single flip", "independent flips" or "other"
+    step: int  # the step the move was (``StepRecord.step``)
+    before: np.ndarray  # (d,) the state x the move started from
+    proposed_sites: np.ndarray  # the sites the proposal changes
+    accepted: bool
+    log_target_ratio: float  # log p̃(y) − log p̃(x) of the proposal y
+    log_q: np.ndarray | None = None  # (d,) see the module docstring
+    log_q_forward: float = float("nan")  # log q(y | x) of the move drawn
+    log_q_reverse: float = float("nan")  # log q(x | y)
+    acceptance: float = float("nan")  # the probability the move was accepted with
+    log_ratio: np.ndarray | None = None  # (d,) exact log t_j(x)
+    estimated_log_ratio: np.ndarray | None = None  # (d,) gradient estimate, gradient proposals only
+
+
+def _exact_ratios(sampler: Sampler, x: np.ndarray) -> np.ndarray | None:
+    return sampler.target.delta_log_prob(x[None])[0] if x.size <= MAX_INSPECTED_DIM else None
+
+
+def inspect_move(sampler: Sampler, before: np.ndarray, record: StepRecord, chain: int) -> ProposalInspection:
+    """The last move of ``chain`` (started from ``before``, recorded in ``record``)."""
+    x = np.asarray(before, dtype=np.uint8)
+    proposal = record.proposed[chain]
+    sites = np.flatnonzero(proposal != x)
+    log_p = sampler.target.log_prob(np.stack([x, proposal]))
+    common = dict(step=record.step, before=x, proposed_sites=sites, accepted=bool(record.accepted[chain]),
+                  log_target_ratio=float(log_p[1] - log_p[0]), log_ratio=_exact_ratios(sampler, x))
+    if isinstance(sampler, _FlipProposalSampler) and sites.size == 1:
+        log_q = sampler._log_proposal(x[None])[0]
+        log_q_reverse = float(sampler._log_proposal(proposal[None])[0][sites[0]])
+        log_alpha = flip_log_acceptance(common["log_target_ratio"], log_q[sites[0]], log_q_reverse)
+        estimated = (taylor_flip_log_ratios(x[None], sampler.target.grad_log_prob(x[None]))[0]
+                     if sampler.target.differentiable and hasattr(sampler, "_grad") else None)
+        return ProposalInspection(kind="single flip", log_q=log_q, log_q_forward=float(log_q[sites[0]]),
+                                  log_q_reverse=log_q_reverse, acceptance=float(acceptance_probability(
+                                      np.array([log_alpha]))[0]), estimated_log_ratio=estimated, **common)
+    if isinstance(sampler, _SingleSiteFlip) and sites.size == 1:
+        candidates = sampler._candidate_sites()
+        log_q = np.full(x.size, -np.inf)
+        log_q[candidates] = -np.log(candidates.size)
+        states, probs = sampler.transition_row(x)  # the chance of each flip: q · a(t)
+        moved = np.flatnonzero((states != x).any(axis=1))
+        chance = float(probs[moved][(states[moved] != x).argmax(axis=1) == sites[0]].sum())
+        return ProposalInspection(kind="single flip", log_q=log_q, log_q_forward=float(log_q[sites[0]]),
+                                  log_q_reverse=float(log_q[sites[0]]),
+                                  acceptance=chance / np.exp(log_q[sites[0]]), **common)
+    if isinstance(sampler, LocalRatios) and hasattr(sampler, "scheme"):
+        _, log_t = sampler._value_and_log_ratios(x[None])
+        _, log_t_reverse = sampler._value_and_log_ratios(proposal[None])
+        kernel = sampler._kernel()
+        flips = (proposal != x)[None]
+        log_q = np.array([coordinate_flip_logs(kernel[0], kernel[1], u, kernel[2])[0] for u in log_t[0]])
+        forward = float(flips_log_probability(log_t, flips, *kernel)[0])
+        reverse = float(flips_log_probability(log_t_reverse, flips, *kernel)[0])
+        log_alpha = flip_log_acceptance(common["log_target_ratio"], forward, reverse)
+        return ProposalInspection(kind="independent flips", log_q=log_q, log_q_forward=forward,
+                                  log_q_reverse=reverse, acceptance=float(min(1.0, np.exp(log_alpha))),
+                                  estimated_log_ratio=log_t[0] if sampler.ratios == "gradient" else None, **common)
+    return ProposalInspection(kind="other", **common)

@@ -1,0 +1,57 @@
+"""The proposal inspector's numbers come from the sampler's own kernel: they match its exact transition row."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import samplers
+import targets
+from samplers.inspection import inspect_move
+
+from tests.tiny import TINY_TARGETS
+
+
+def last_move(name: str, target, chain: int = 1, **params):
+    sampler = samplers.make(name, target, n_chains=3, seed=5, **params)
+    for _ in range(4):
+        sampler.step()
+    before = sampler.states[chain].copy()
+    record = sampler.step()
+    return sampler, before, inspect_move(sampler, before, record, chain)
+
+
+@pytest.mark.parametrize("name, params", [("metropolis", {}), ("gibbs", {}), ("locally_balanced", {}), ("gwg", {}),
+                                          ("lsb", {"parametrization": "lsb2", "burn_in": 0})])
+def test_single_flip_moves_match_the_exact_kernel(name, params):
+    target = TINY_TARGETS["frustrated_boltzmann"]()
+    sampler, before, inspection = last_move(name, target, **params)
+    assert inspection.kind == "single flip" and inspection.proposed_sites.size == 1
+    np.testing.assert_allclose(np.exp(inspection.log_q).sum(), 1.0, atol=1e-12)  # a distribution over the flips
+    site = inspection.proposed_sites[0]
+    states, probs = sampler.transition_row(before)
+    flipped = before.copy()
+    flipped[site] ^= 1
+    chance = probs[(states == flipped).all(axis=1)].sum()  # the exact chance of this move: q · α
+    np.testing.assert_allclose(np.exp(inspection.log_q_forward) * inspection.acceptance, chance, rtol=1e-10)
+    np.testing.assert_allclose(inspection.log_ratio, target.delta_log_prob(before[None])[0])
+    assert (inspection.estimated_log_ratio is not None) == (name == "gwg")
+
+
+def test_independent_flips_match_the_exact_kernel():
+    target = TINY_TARGETS["ising1d"]()
+    sampler, before, inspection = last_move("dlmc", target, burn_in=0, step_size=0.7)
+    assert inspection.kind == "independent flips" and np.all(inspection.log_q <= 0)
+    states, probs = sampler.transition_row(before)
+    proposal = before.copy()
+    proposal[inspection.proposed_sites] ^= 1
+    if inspection.proposed_sites.size:
+        chance = probs[(states == proposal).all(axis=1)].sum()
+        np.testing.assert_allclose(np.exp(inspection.log_q_forward) * inspection.acceptance, chance, rtol=1e-10)
+
+
+def test_other_moves_report_what_changed_and_the_outcome():
+    target = targets.make("ising_lattice", size=4, beta=0.4)
+    sampler, before, inspection = last_move("swendsen_wang", target)
+    assert inspection.kind == "other" and inspection.log_q is None and inspection.accepted
+    np.testing.assert_array_equal(np.flatnonzero(sampler.states[1] != before), inspection.proposed_sites)
