@@ -66,7 +66,11 @@ def test_flush_moves_steps_into_status_lattice_and_traces(explorer):
     settle(explorer, lambda: "steps 25 ·" in explorer.controls.status.object)
     traces = view(explorer, TraceView)
     assert list(traces.source.data["step"]) == list(range(26))
-    np.testing.assert_array_equal(traces.source.data["st0"], explorer.client.history["statistic"][:, 0])
+    statistic = explorer.client.history["statistic"]
+    np.testing.assert_array_equal(traces.source.data["st0"], statistic[:, 0])
+    # every chain counts in the mean and the band, not only those drawn singly
+    np.testing.assert_allclose(traces.source.data["st_mean"], statistic.mean(axis=1))
+    np.testing.assert_allclose(traces.source.data["st_low"], np.percentile(statistic, 10, axis=1))
     image = view(explorer, LatticeView)._state.source.data["image"][0]
     np.testing.assert_array_equal(image, headless_states(explorer.client.config, 25)[0].reshape(10, 10))
     advance(explorer, 5)
@@ -162,7 +166,7 @@ def test_a_new_run_reuses_the_figures(explorer):
     assert [panel.figure for panel in (lattice._state, lattice._truth)] == figures
     assert traces._figures == trace_figures
     assert lattice._state.glyph.dw == 6 and len(lattice._figures) == 1
-    assert [r.visible for r in trace_figures[0].renderers][:3] == [True, True, False]
+    assert [r.visible for r in traces.chain_lines[0]] == [True, True, False, False]  # two chains drawn singly
     advance(explorer, 3)
     np.testing.assert_array_equal(lattice._state.source.data["image"][0],
                                   headless_states(config, 3)[0].reshape(6, 6))

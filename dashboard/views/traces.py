@@ -1,17 +1,20 @@
-"""Energy traces: log p̃ and the chosen statistic of every chain, live.
+"""Energy traces: log p̃ and the chosen statistic of the chains, live, readable with many chains.
 
 One Bokeh ``ColumnDataSource`` holds the run's decimated history (see
 ``dashboard.model.buffer``): new points are ``stream``ed, and when the history is
 decimated the source is replaced once. The x axis is steps or target
-evaluations (a toggle; the LSB paper plots against evaluations). At most
-``MAX_LINES`` chains are drawn.
+evaluations (a toggle; the LSB paper plots against evaluations). Each figure
+draws the mean over all chains (thick), the band that holds the middle 80 % of
+them (10th to 90th percentile, shaded), and the first ``MAX_LINES`` chains as
+thin lines, so 20 chains read as a mean, a spread and a few examples rather than
+a tangle; the legend sits beside the plot, off the curves.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import panel as pn
-from bokeh.models import ColumnDataSource
+from bokeh.models import ColumnDataSource, Legend, LegendItem, NumeralTickFormatter
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
@@ -19,16 +22,25 @@ from ..model.snapshot import RunInfo, Snapshot
 from ..model.statistics import LABELS
 from .base import LiveView, plain
 
-MAX_LINES = 10
+MAX_LINES = 4
+#: The band's percentiles over the chains.
+BAND = (10, 90)
 X_AXES = {"steps": "step", "target evaluations": "n_evals"}
 
 
 def history_columns(history: dict, n_lines: int) -> dict:
-    """Bokeh source columns from buffer history columns."""
+    """Bokeh source columns from buffer history columns: the first ``n_lines`` chains, and the mean and band
+    (``BAND`` percentiles) over all of them."""
     columns = {"step": history["step"], "n_evals": history["n_evals"]}
-    for i in range(n_lines):
-        columns[f"lp{i}"] = history["log_prob"][:, i]
-        columns[f"st{i}"] = history["statistic"][:, i]
+    for prefix, key in (("lp", "log_prob"), ("st", "statistic")):
+        values = history[key]
+        for i in range(n_lines):
+            columns[f"{prefix}{i}"] = values[:, i]
+        if len(values):
+            columns[f"{prefix}_mean"] = values.mean(axis=1)
+            columns[f"{prefix}_low"], columns[f"{prefix}_high"] = np.percentile(values, BAND, axis=1)
+        else:
+            columns[f"{prefix}_mean"] = columns[f"{prefix}_low"] = columns[f"{prefix}_high"] = np.zeros(0)
     return columns
 
 
@@ -48,6 +60,8 @@ class TraceView(LiveView):
                                                   color="light")
         self.x_axis.param.watch(self._on_x_axis, "value")
         self.source = ColumnDataSource(self._empty_columns(MAX_LINES))
+        self._legends: list[Legend] = []
+        self.chain_lines: list[list] = []  # per figure, its single-chain line renderers
         self._log_prob_figure = self._figure("log p̃(x)", "lp")
         self._statistic_figure = self._figure("statistic", "st", x_range=self._log_prob_figure.x_range)
         self._figures = [self._log_prob_figure, self._statistic_figure]
@@ -65,18 +79,28 @@ class TraceView(LiveView):
     def _figure(self, label: str, prefix: str, x_range=None):
         fig = figure(height=230, sizing_mode="stretch_width", tools="pan,wheel_zoom,box_zoom,reset",
                      x_axis_label=self.x_axis.value, y_axis_label=label, **({"x_range": x_range} if x_range else {}))
-        for i in range(MAX_LINES):
-            fig.line(x=X_AXES[self.x_axis.value], y=f"{prefix}{i}", source=self.source, line_width=1.2, alpha=0.75,
-                     color=Category10_10[i % 10])
+        x = X_AXES[self.x_axis.value]
+        band = fig.varea(x=x, y1=f"{prefix}_low", y2=f"{prefix}_high", source=self.source, fill_color="#9aa5b1",
+                         fill_alpha=0.35)
+        lines = [fig.line(x=x, y=f"{prefix}{i}", source=self.source, line_width=1, alpha=0.7,
+                          color=Category10_10[i % 10]) for i in range(MAX_LINES)]
+        mean = fig.line(x=x, y=f"{prefix}_mean", source=self.source, line_width=3, color="black")
+        self._legends.append(Legend(items=[LegendItem(label="mean of the chains", renderers=[mean]),
+                                           LegendItem(label=f"{BAND[0]}–{BAND[1]} % of the chains", renderers=[band]),
+                                           LegendItem(label="single chains", renderers=lines[:1])],
+                                    location="top_left", click_policy="hide", label_text_font_size="9pt"))
+        fig.add_layout(self._legends[-1], "right")
+        fig.xaxis.formatter = NumeralTickFormatter(format="0.[0]a")  # 100k, not 1.000e+5
         fig.toolbar.logo = None
+        self.chain_lines.append(lines)
         return fig
 
     def reconfigure(self, info: RunInfo) -> None:
         """Empty the traces for a new run (its first snapshot delivers every point from step 0)."""
         self._n_lines = min(info.n_chains, MAX_LINES)
         self.source.data = self._empty_columns(MAX_LINES)
-        for fig in self._figures:
-            for i, renderer in enumerate(fig.renderers):
+        for lines in self.chain_lines:
+            for i, renderer in enumerate(lines):
                 renderer.visible = i < self._n_lines
         statistic = info.statistic
         self._statistic_figure.yaxis.axis_label = LABELS[statistic]
