@@ -251,8 +251,9 @@ class Controls(pn.viewable.Viewer):
         self._apply_and_show(self._presets[self.preset.value].run_config())
 
     def _show_preset_info(self, event=None) -> None:
+        """The preset's full name (the drop-down cuts long ones) and its description."""
         preset = self._presets.get(self.preset.value)
-        self.preset_info.object = preset.description if preset else ""
+        self.preset_info.object = f"**{self.preset.value}**\n\n{preset.description}" if preset else ""
 
     def _on_refused_file(self, event) -> None:
         refused = event.new

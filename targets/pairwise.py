@@ -237,6 +237,10 @@ def lattice_size(shape: tuple[int, ...], periodic: bool = True, site_arrays: int
     return TargetSize(dim, model_bytes(dim, n_edges, max_degree) + 8 * site_arrays * dim)
 
 
+#: Longest ring drawn as a row of spins (a longer one is drawn as a near-square grid of its bits).
+MAX_RING_ROW = 64
+
+
 class IsingChain(PairwiseBinaryModel):
     """Periodic 1-D Ising chain of the OPAD paper (§4.1).
 
@@ -258,6 +262,11 @@ class IsingChain(PairwiseBinaryModel):
     def estimate_size(cls, params):
         """A ring of m sites: d = m, 2 neighbours each."""
         return lattice_size((cls._estimate_params(params)["m"],))
+
+    @property
+    def image_shape(self):
+        """A ring of at most ``MAX_RING_ROW`` spins is drawn as one row (its last spin neighbours the first)."""
+        return (1, self.m) if self.m <= MAX_RING_ROW else None
 
 
 class IsingLattice(PairwiseBinaryModel):

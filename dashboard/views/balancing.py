@@ -116,8 +116,8 @@ class BalancingView(LiveView):
             fig.line(T, np.exp(log_g(LOG_T)), color=color, line_dash="dashed", line_width=1.5, alpha=0.8,
                      legend_label=f"{name}: {FORMULAS[name]}")
         fig.line("t", "g", source=self.curve_source, color="black", line_width=3, legend_label="current g")
-        fig.legend.location = "top_left"
         fig.legend.label_text_font_size = "8pt"
+        fig.add_layout(fig.legend[0], "right")  # beside the plot: the legend never covers the learned curve
         fig.toolbar.logo = None
         return fig
 

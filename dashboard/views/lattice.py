@@ -21,7 +21,7 @@ from dataclasses import replace
 
 import numpy as np
 import panel as pn
-from bokeh.models import ColumnDataSource, LinearColorMapper
+from bokeh.models import ColorBar, ColumnDataSource, LinearColorMapper
 from bokeh.plotting import figure
 
 from ..model.images import as_image, grid_shape
@@ -35,6 +35,24 @@ WALK_COLOURS = ("#e63946", "#00b4d8")  # bits flipped by a move's first and seco
 FRAME_SECONDS = 0.6
 MEAN_PALETTE = "Viridis256"
 OBSERVATION_PALETTE = "Greys256"
+
+
+#: What a bit means, by target: (meaning of 0, meaning of 1).
+BIT_MEANINGS = {"ising_segmentation": ("background", "object"), "rbm": ("pixel off", "pixel on"),
+                "gabor_rbm": ("spin −1", "spin +1"), "ising1d": ("spin −1", "spin +1"),
+                "ising_lattice": ("spin −1", "spin +1"), "spin_glass_3d": ("spin −1", "spin +1"),
+                "boltzmann": ("spin −1", "spin +1"), "bvs": ("predictor out", "predictor in"),
+                "dag": ("no edge", "edge")}
+MEAN_BAR_PIXELS = 50
+
+
+def state_key(target_name: str) -> str:
+    """The colour key of a state image (HTML): a swatch for bits 0 and 1 with what they mean for this target."""
+    zero, one = BIT_MEANINGS.get(target_name, ("0", "1"))
+    swatch = ("<span style='display:inline-block;width:14px;height:14px;background:{};border:1px solid #888;"
+              "vertical-align:middle;margin:0 4px 0 10px'></span>{}")
+    return ("<span style='font-size:0.9em'>" + swatch.format(STATE_COLOURS[0], f"x = 0: {zero}")
+            + swatch.format(STATE_COLOURS[1], f"x = 1: {one}") + "</span>")
 
 
 class ImagePanel:
@@ -98,9 +116,11 @@ class LatticeView(LiveView):
         self._mean = ImagePanel("running mean", MEAN_PALETTE)
         self._truth = ImagePanel("ground truth", STATE_COLOURS)
         self._observation = ImagePanel("noisy observation y", OBSERVATION_PALETTE, low=-1.0)
+        self._mean.figure.add_layout(ColorBar(color_mapper=self._mean.mapper, width=8, padding=2), "right")
         self._figures = pn.FlexBox(sizing_mode="stretch_width")
+        self.key = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["state-key"])
         self._layout = pn.Column(pn.Row(self.chain, self.depth, self.show_mean, self.slow_motion),
-                                 self.replay_status, self._figures, sizing_mode="stretch_width")
+                                 self.replay_status, self._figures, self.key, sizing_mode="stretch_width")
         self._info: RunInfo | None = None
         self._last_image: np.ndarray | None = None
         self._has_inputs = False
@@ -127,6 +147,8 @@ class LatticeView(LiveView):
             self._observation.mapper.update(low=-spread, high=spread)
             self._truth.show(info.inputs["ground_truth"])
             self._observation.show(info.inputs["observation"])
+        self._mean.figure.width += MEAN_BAR_PIXELS  # its colour bar beside the image, not taken from it
+        self.key.object = state_key(info.target_name)
         self._arrange()
         self.slow_motion.visible = info.capabilities.replays_moves
         self._stop_replay()
