@@ -487,7 +487,8 @@ def test_tuned_step_size_is_exported_once_frozen():
         tuning = view(app, TuningView)
         assert card(app, TuningView).visible
         advance(app, 5)
-        settle(app, lambda: "<b>tuning</b> the step size toward 57.4% acceptance" in tuning.status.object)
+        settle(app, lambda: "<b>adapting</b> the step size (now " in tuning.status.object
+               and "toward 57.4% acceptance" in tuning.status.object)
         advance(app, 10)
         settle(app, lambda: app.client.frozen is not None)
         assert app.client.frozen["at_step"] == 10

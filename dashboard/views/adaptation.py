@@ -16,7 +16,7 @@ from bokeh.plotting import figure
 
 from ..model.snapshot import AdaptationState, RunInfo, Snapshot
 from .balancing import thinned
-from .base import LiveView, plain
+from .base import LiveView, plain, tuning_line
 
 TRACES = {"gamma": ("bias γ (γ = 1: the paper's γ = β)", "γ"), "walk_length": ("walk length κ", "κ"),
           "acceptance": ("mean acceptance probability", "ᾱ")}
@@ -24,11 +24,8 @@ TRACES = {"gamma": ("bias γ (γ = 1: the paper's γ = β)", "γ"), "walk_length
 
 def adaptation_status(state: AdaptationState) -> str:
     """What the tuning is doing: adapting (with the warning that the chain is adaptive MCMC meanwhile) or frozen."""
-    if state.adapting:
-        return (f"<b>adapting</b> γ and the walk length: step {state.step:,} of burn-in {state.burn_in:,} "
-                f"(target acceptance {state.target_acceptance:g}); meanwhile the chain is adaptive MCMC")
-    return (f"<b>frozen</b> at step {state.frozen_at:,}: γ = {state.gamma:.3g}, walk length "
-            f"{state.walk_length}; exact intracluster moves from here on")
+    return tuning_line(state.adapting, "γ and the walk length", state.step, state.burn_in, state.target_acceptance,
+                       state.frozen_at, f"γ = {state.gamma:.3g}, walk length {state.walk_length}")
 
 
 class AdaptationView(LiveView):

@@ -39,6 +39,16 @@ def plain(columns: dict) -> dict:
             for key, value in columns.items()}
 
 
+def tuning_line(adapting: bool, what: str, step: int, burn_in: int, target_acceptance: float,
+                frozen_at: int | None, frozen: str) -> str:
+    """The status of a kernel tuned toward an acceptance rate in a burn-in (HTML): adapting ``what`` (with the
+    warning that the chain is adaptive MCMC meanwhile), or frozen at a step with the values ``frozen``."""
+    if adapting:
+        return (f"<b>adapting</b> {what} toward {target_acceptance:.1%} acceptance: step {step:,} of the burn-in's "
+                f"{burn_in:,}; meanwhile the chain is adaptive MCMC")
+    return f"<b>frozen</b> at step {frozen_at:,}: {frozen}; an exact MCMC kernel from here on"
+
+
 class LiveView(pn.viewable.Viewer):
     """A view of the session's run, fed by ``reconfigure(info)`` and ``update(snapshot)``."""
 

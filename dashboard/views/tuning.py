@@ -11,7 +11,7 @@ from __future__ import annotations
 import panel as pn
 
 from ..model.snapshot import RunInfo, Snapshot, TuningState
-from .base import LiveView
+from .base import LiveView, tuning_line
 
 NAMES = {"step_size": "step size", "path_length": "path length L"}
 
@@ -19,11 +19,9 @@ NAMES = {"step_size": "step size", "path_length": "path length L"}
 def tuning_status(state: TuningState) -> str:
     """Adapting (with the warning that the chain is adaptive MCMC meanwhile) or frozen, with the value in force."""
     name = NAMES.get(state.parameter, state.parameter)
-    if state.adapting:
-        return (f"<b>tuning</b> the {name} toward {state.target_acceptance:.1%} acceptance: now {state.value:.4g}, "
-                f"step {state.step:,} of the burn-in's {state.burn_in:,}; meanwhile the chain is adaptive MCMC")
-    return (f"<b>frozen</b> at step {state.frozen_at:,}: {name} = {state.value:.4g}; an exact MCMC kernel from "
-            f"here on (the downloaded configuration records it)")
+    what = f"the {name} (now {state.value:.4g})"
+    return tuning_line(state.adapting, what, state.step, state.burn_in, state.target_acceptance, state.frozen_at,
+                       f"{name} = {state.value:.4g}")
 
 
 class TuningView(LiveView):
