@@ -13,14 +13,11 @@ server's budget. Set the budget after ``--args``, e.g.
 """
 
 import panel as pn
-from bokeh.settings import settings
 
 from dashboard import create_app
 from dashboard.model.budget import budget_from_arguments
 from dashboard.model.engine import shared_engine
 
-# Scripts and styles come from this server, never a CDN (however the server was started), so a class works offline.
-settings.resources.set_value("server")
 pn.extension("tabulator", notifications=True)
 
 engine = shared_engine(budget_from_arguments())

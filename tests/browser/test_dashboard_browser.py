@@ -599,18 +599,48 @@ def test_a_bad_link_says_so_and_shows_the_default_run(context, server_url):
         page.close()
 
 
-def test_no_request_leaves_the_machine(context, server_url):
-    """Everything the page loads (scripts, styles, fonts) comes from this server: it works offline."""
-    page = context.new_page()
-    outside: list[str] = []
-    page.on("request", lambda request: outside.append(request.url)
-            if not request.url.startswith((server_url, "data:", "blob:")) else None)
-    page.goto(f"{server_url}/app", timeout=60_000)
-    button(page, "Start").wait_for(state="visible")
-    button(page, "Start").click()
-    wait_for(lambda: steps_shown(page), lambda n: n > 0, what="the run to start")
-    page.close()
-    assert outside == []
+def test_no_request_leaves_the_machine(context):
+    """Everything the page loads (scripts, styles, fonts) comes from this server: it works offline.
+
+    Served as `make serve` serves it — `panel serve app.py` in a process of its own — so no setting left
+    in this test process by other tests can hide or cause an outside request.
+    """
+    import subprocess
+    import sys
+
+    from tests.browser.conftest import _free_port
+
+    port = _free_port()
+    server = subprocess.Popen([sys.executable, "-m", "panel", "serve", str(Path(__file__).resolve().parents[2] /
+                                                                            "app.py"), "--port", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://localhost:{port}"
+    try:
+        page = context.new_page()
+        outside: list[str] = []
+        page.on("request", lambda request: outside.append(request.url)
+                if not request.url.startswith((url, "data:", "blob:")) else None)
+        wait_for(lambda: _answers(f"{url}/app"), bool, what="panel serve to answer")
+        page.goto(f"{url}/app", timeout=60_000)
+        button(page, "Start").wait_for(state="visible", timeout=TIMEOUT_MS)
+        button(page, "Start").click()
+        wait_for(lambda: steps_shown(page), lambda n: n > 0, what="the run to start")
+        page.close()
+        assert outside == []
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _answers(url: str) -> bool:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status == 200
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return False
 
 
 def test_proposal_inspector_shows_each_step(page: Page):
