@@ -13,6 +13,8 @@ and KL(P̂ ‖ π) of an empirical distribution of states from the exact target.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from arviz_stats.base import array_stats
 from scipy.special import logsumexp, xlogy
@@ -100,9 +102,13 @@ def ess_per_chain(samples: np.ndarray) -> np.ndarray:
     return np.array([ess(row[None, :]) for row in np.atleast_2d(samples)])
 
 
+@functools.lru_cache(maxsize=16)
 def hamming_reference(dim: int, seed: int = 0) -> np.ndarray:
-    """The fixed random reference state of the DISCS protocol: ``dim`` uniform bits from ``seed``."""
-    return np.random.default_rng(seed).integers(0, 2, size=dim, dtype=np.uint8)
+    """The fixed random reference state of the DISCS protocol: ``dim`` uniform bits from ``seed`` (made once per
+    (dim, seed) and shared, so read-only: a statistic traced every step reads it without redrawing it)."""
+    reference = np.random.default_rng(seed).integers(0, 2, size=dim, dtype=np.uint8)
+    reference.flags.writeable = False
+    return reference
 
 
 def hamming_distance(states: np.ndarray, reference: np.ndarray) -> np.ndarray:

@@ -26,7 +26,8 @@ import numpy as np
 
 from .base import Sampler, StepRecord, acceptance_probability, taylor_flip_log_ratios
 from .factorised import LocalRatios, coordinate_flip_logs, flips_log_probability
-from .locally_balanced import _FlipProposalSampler, flip_log_acceptance
+from .balancing import CODES, log_g_array
+from .locally_balanced import GibbsWithGradients, _FlipProposalSampler, flip_log_acceptance
 from .single_site import _SingleSiteFlip
 
 #: Largest dimension for which the exact flip ratios of a state are computed for the inspector.
@@ -68,7 +69,7 @@ def inspect_move(sampler: Sampler, before: np.ndarray, record: StepRecord, chain
         log_q_reverse = float(sampler._log_proposal(proposal[None])[0][sites[0]])
         log_alpha = flip_log_acceptance(common["log_target_ratio"], log_q[sites[0]], log_q_reverse)
         estimated = (taylor_flip_log_ratios(x[None], sampler.target.grad_log_prob(x[None]))[0]
-                     if sampler.target.differentiable and hasattr(sampler, "_grad") else None)
+                     if isinstance(sampler, GibbsWithGradients) else None)
         return ProposalInspection(kind="single flip", log_q=log_q, log_q_forward=float(log_q[sites[0]]),
                                   log_q_reverse=log_q_reverse, acceptance=float(acceptance_probability(
                                       np.array([log_alpha]))[0]), estimated_log_ratio=estimated, **common)
@@ -76,12 +77,9 @@ def inspect_move(sampler: Sampler, before: np.ndarray, record: StepRecord, chain
         candidates = sampler._candidate_sites()
         log_q = np.full(x.size, -np.inf)
         log_q[candidates] = -np.log(candidates.size)
-        states, probs = sampler.transition_row(x)  # the chance of each flip: q · a(t)
-        moved = np.flatnonzero((states != x).any(axis=1))
-        chance = float(probs[moved][(states[moved] != x).argmax(axis=1) == sites[0]].sum())
+        acceptance = np.exp(log_g_array(np.array([common["log_target_ratio"]]), CODES[sampler.acceptance]))[0]
         return ProposalInspection(kind="single flip", log_q=log_q, log_q_forward=float(log_q[sites[0]]),
-                                  log_q_reverse=float(log_q[sites[0]]),
-                                  acceptance=chance / np.exp(log_q[sites[0]]), **common)
+                                  log_q_reverse=float(log_q[sites[0]]), acceptance=float(acceptance), **common)
     if isinstance(sampler, LocalRatios) and hasattr(sampler, "scheme"):
         _, log_t = sampler._value_and_log_ratios(x[None])
         _, log_t_reverse = sampler._value_and_log_ratios(proposal[None])
