@@ -57,6 +57,7 @@ class Controls(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self._presets = load_presets()
+        self._failure_of: tuple = (None, "")  # (a run's configuration, the failure its preset shows)
         self._target_forms: dict[str, ParamForm] = {}
         self._sampler_forms: dict[str, ParamForm] = {}
         self._file_params: dict[str, dict] = {}
@@ -251,9 +252,22 @@ class Controls(pn.viewable.Viewer):
         self._apply_and_show(self._presets[self.preset.value].run_config())
 
     def _show_preset_info(self, event=None) -> None:
-        """The preset's full name (the drop-down cuts long ones) and its description."""
+        """The preset's full name (the drop-down cuts long ones), its description, and the failure it shows."""
         preset = self._presets.get(self.preset.value)
-        self.preset_info.object = f"**{self.preset.value}**\n\n{preset.description}" if preset else ""
+        if preset is None:
+            self.preset_info.object = ""
+            return
+        failure = f"\n\n**⚠ Meant to show a failure:** {preset.shows_failure}" if preset.shows_failure else ""
+        self.preset_info.object = f"**{self.preset.value}**\n\n{preset.description}{failure}"
+
+    def _running_failure_preset(self) -> str:
+        """The failure the run shows, when it is a preset meant to show one, as loaded (not since edited)."""
+        config = self.client.config
+        if self._failure_of[0] is not config:
+            shown = config.to_dict() if config is not None else None
+            self._failure_of = (config, next((preset.shows_failure for preset in self._presets.values()
+                                              if preset.shows_failure and preset.run_config().to_dict() == shown), ""))
+        return self._failure_of[1]
 
     def _on_refused_file(self, event) -> None:
         refused = event.new
@@ -304,6 +318,12 @@ class Controls(pn.viewable.Viewer):
         text = (f"<b>{phase}</b> · steps {status.n_steps:,} · evaluations {_si(status.n_evals)} · "
                 f"{_si(status.steps_per_second)} steps/s · acceptance {_si(status.acceptance)} · "
                 f"{status.seconds:.1f} s sampling")
+        failure = self._running_failure_preset()
+        if failure:
+            text += f"<br><b>⚠ this preset shows a failure:</b> {failure}"
+        elif status.barely_moves:
+            text += (f"<br><b>⚠ the chain barely moves</b> (acceptance {_si(status.acceptance)}): its traces, ESS and "
+                     "autocorrelation say little about the target")
         now = time.monotonic()
         if text == self.status.object or (phase == self._status_phase and now - self._status_at < STATUS_SECONDS):
             return

@@ -87,10 +87,17 @@ def ess(samples: np.ndarray) -> float:
 
 
 def rhat(samples: np.ndarray) -> float:
-    """Rank-normalised split-R̂ (Vehtari et al. 2021) of ``(n_chains, n_draws)`` samples."""
+    """Rank-normalised split-R̂ (Vehtari et al. 2021) of ``(n_chains, n_draws)`` samples.
+
+    A single chain is split in two halves first (the first half against the
+    second: a drifting chain gives R̂ > 1), which ArviZ leaves undefined.
+    """
     samples = np.atleast_2d(np.asarray(samples, dtype=np.float64))
     if samples.shape[1] < 4:
         raise ValueError(f"R-hat needs at least 4 draws per chain; got {samples.shape[1]}")
+    if samples.shape[0] == 1:
+        half = samples.shape[1] // 2
+        samples = np.stack([samples[0, :half], samples[0, half:2 * half]])
     if np.ptp(samples) == 0:
         return float("nan")
     with np.errstate(divide="ignore", invalid="ignore"):  # a chain that never moved: R̂ = ∞, not a warning

@@ -13,7 +13,9 @@ import pytest
 
 import samplers
 import targets
+from dashboard.model.buffer import Chunk, TraceBuffer
 from dashboard.model.client import RunClient
+from dashboard.model.comparison import compare, unreadable
 from dashboard.model.config import RunConfig
 from dashboard.model.engine import Engine
 from dashboard.model.move_replay import MoveReplay
@@ -148,6 +150,43 @@ def test_comparison_view_draws_energy_and_time_autocorrelation_for_both():
         assert not card(app, ComparisonView).visible
     finally:
         app.close()
+
+
+def ar1_buffer(rho: float, acceptance: float = 0.5, drift: float = 0.0, n_chains: int = 4, n_steps: int = 20_000,
+               seed: int = 0) -> TraceBuffer:
+    """A trace buffer of AR(1) energies with autocorrelation ρ^lag (τ = (1 + ρ)/(1 − ρ) steps), one step per
+    evaluation and per millisecond, ``acceptance`` of chains accepting each step and a linear ``drift``."""
+    rng = np.random.default_rng(seed)
+    values = np.zeros((n_steps, n_chains))
+    noise = rng.normal(size=(n_steps, n_chains)) * np.sqrt(1 - rho ** 2)
+    for t in range(1, n_steps):
+        values[t] = rho * values[t - 1] + noise[t]
+    values += drift * np.arange(n_steps)[:, None] / n_steps
+    steps = np.arange(n_steps)
+    buffer = TraceBuffer(n_chains)
+    buffer.push(Chunk(step=steps, n_evals=steps, seconds=steps / 1000, log_prob=-values, statistic=-values,
+                      accepted=np.full(n_steps, round(acceptance * n_chains))), np.zeros((n_chains, 4), np.uint8))
+    return buffer
+
+
+@pytest.mark.parametrize("axis", ["seconds", "steps", "evaluations"])
+def test_the_comparison_names_the_faster_sampler_only_when_its_data_show_it(axis):
+    def verdict(first: TraceBuffer, second: TraceBuffer) -> str:
+        return compare(("a", "b"), (first, second), axis).lines[-1]
+
+    assert "(a mixes faster per" in verdict(ar1_buffer(0.5), ar1_buffer(0.98, seed=1))  # τ 3 against 99 steps
+    assert "(b mixes faster per" in verdict(ar1_buffer(0.98), ar1_buffer(0.5, seed=1))
+    assert "no clear difference" in verdict(ar1_buffer(0.9), ar1_buffer(0.9, seed=1))  # the same chain, reseeded
+    stuck = verdict(ar1_buffer(0.5, acceptance=0.0), ar1_buffer(0.98, seed=1))
+    assert stuck.startswith("no verdict") and "a accepts 0.00% of its moves" in stuck and "s faster per" not in stuck
+    drifting = verdict(ar1_buffer(0.5), ar1_buffer(0.5, drift=-30, seed=1))
+    assert drifting.startswith("no verdict") and "b has not settled" in drifting
+    slow = ar1_buffer(0.9995, seed=1)  # τ ≈ 4000 steps over a 10,000-step half: its chains disagree, too
+    assert verdict(ar1_buffer(0.5), slow).startswith("no verdict on which mixes faster: b has")
+    settled = ar1_buffer(0.5).history()
+    assert unreadable(settled, axis, True, tau=3.0 * {"seconds": 1e-3}.get(axis, 1), acceptance=0.5) is None
+    assert "too short to resolve" in unreadable(settled, axis, True, tau=float("nan"), acceptance=0.5)
+    assert "too short to resolve" in unreadable(settled, axis, True, tau=3000.0, acceptance=0.5)
 
 
 # -- slow motion -------------------------------------------------------------------------------------------------

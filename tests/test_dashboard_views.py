@@ -30,7 +30,7 @@ from dashboard.views.tempering import TemperingView
 from dashboard.views.tuning import TuningView
 from dashboard.views.traces import TraceView
 from dashboard.views.upload import LimitedFileInput
-from tests.explorer_driver import TIMEOUT, advance, applied, card, settle, view
+from tests.explorer_driver import TIMEOUT, advance, applied, built, card, settle, view
 from tests.explorer_driver import make_explorer as explorer_for
 from tests.tiny import TINY_UAI
 
@@ -75,6 +75,25 @@ def test_flush_moves_steps_into_status_lattice_and_traces(explorer):
     np.testing.assert_array_equal(image, headless_states(explorer.client.config, 25)[0].reshape(10, 10))
     advance(explorer, 5)
     assert list(traces.source.data["step"]) == list(range(31))
+
+
+def test_a_preset_meant_to_show_a_failure_says_so_and_a_run_that_barely_moves_is_flagged(explorer):
+    controls = explorer.controls
+    name = next(name for name, preset in controls._presets.items() if preset.shows_failure
+                and preset.config["target"] == "spin_glass_3d")
+    failure = controls._presets[name].shows_failure
+    controls.preset.value = name
+    assert "Meant to show a failure:** " + failure in controls.preset_info.object
+    controls.load_preset.clicks += 1
+    settle(explorer, lambda: built(explorer.client) and explorer.client.config.target == "spin_glass_3d")
+    settle(explorer, lambda: "this preset shows a failure:</b> " + failure in controls.status.object)
+    # the same settings with another seed are no longer the preset, and the status reads the run's own acceptance
+    config = explorer.client.config
+    applied(explorer, RunConfig.from_dict({**config.to_dict(), "seed": config.seed + 1, "compare_sampler": ""}))
+    settle(explorer, lambda: "steps 0 ·" in controls.status.object)
+    assert "preset shows a failure" not in controls.status.object and "barely moves" not in controls.status.object
+    advance(explorer, 1000)
+    settle(explorer, lambda: "<b>⚠ the chain barely moves</b> (acceptance 0)" in controls.status.object)
 
 
 def test_lattice_shows_the_chosen_chain_and_segmentation_inputs(explorer):

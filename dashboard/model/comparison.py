@@ -16,8 +16,20 @@ has grown by as much as the main sampler's did:
 mean of the run's statistic (the energy E = −log p̃ when the statistic is
 log p̃) against the shared axis, its autocorrelation against the lag on that
 axis (second half of each trace, averaged over chains), and a line of text
-per sampler with the integrated autocorrelation time in the axis's unit, and
-their ratio.
+per sampler with the integrated autocorrelation time in the axis's unit.
+
+The ratio of the two autocorrelation times — "which mixes faster" — is
+stated only when both traces can carry it (``unreadable``): each sampler
+accepts at least ``BARELY_MOVES`` of its moves (a flat trace has a short,
+meaningless autocorrelation), its chains agree over the second half of the
+trace (split-R̂ at most ``SETTLED_RHAT``: a falling energy, or chains held in
+different modes, have no stationary autocorrelation), and its autocorrelation
+time is resolved (at most ``RESOLVED_FRACTION`` of the span). Otherwise the
+card says which condition fails, so its text never claims what its plot
+contradicts. One sampler is called faster only when the log-ratio exceeds
+twice its standard error, from the Madras–Sokal variance of an integrated
+time, var(τ̂)/τ² ≈ 4τ/T for a window of about τ over a trace of length T,
+divided by the chains the autocorrelation is averaged over (``tau_log_sd``).
 """
 
 from __future__ import annotations
@@ -26,10 +38,10 @@ import time
 
 import numpy as np
 
-from samplers.diagnostics import autocorrelation_in_time, integrated_time
+from samplers.diagnostics import autocorrelation_in_time, integrated_time, rhat
 
 from .buffer import TraceBuffer, chunk_of, trace_row
-from .snapshot import ComparisonState
+from .snapshot import BARELY_MOVES, ComparisonState
 
 #: Points of the grid on the shared axis that the autocorrelation is computed on.
 GRID_POINTS = 400
@@ -37,6 +49,10 @@ GRID_POINTS = 400
 #: (views and controls name the axis by its unit in the plural).
 AXES = {"seconds": ("seconds", "compute second"), "steps": ("step", "step"),
         "evaluations": ("n_evals", "target evaluation")}
+#: Largest split-R̂ over the second half of a trace at which its chains count as settled.
+SETTLED_RHAT = 1.05
+#: Largest autocorrelation time, as a fraction of the compared span, that the run resolves.
+RESOLVED_FRACTION = 0.05
 
 
 class CompanionRun:
@@ -108,6 +124,30 @@ def summary(name: str, history: dict, axis: str, lags: np.ndarray, acf: np.ndarr
             f"steps/s), acceptance {acceptance:.3g}, autocorrelation time {tau_text}", tau)
 
 
+def unreadable(history: dict, axis: str, energy: bool, tau: float, acceptance: float) -> str | None:
+    """Why one sampler's autocorrelation time cannot be compared (``None`` when it can)."""
+    if not acceptance >= BARELY_MOVES:
+        return f"accepts {acceptance:.2%} of its moves, so its trace is nearly flat and says nothing about mixing"
+    values = -history["log_prob"] if energy else history["statistic"]
+    second_half = values[values.shape[0] // 2:].T
+    settled = rhat(second_half) if second_half.shape[1] >= 8 else float("nan")
+    if not settled <= SETTLED_RHAT:
+        return (f"has not settled (split-R̂ {settled:.3g} over the second half: still drifting, or its chains sit in "
+                "different modes)")
+    column = history[AXES[axis][0]]
+    span = float(column[-1] - column[0])
+    if not np.isfinite(tau) or tau > RESOLVED_FRACTION * span:
+        return "has an autocorrelation time this run is still too short to resolve"
+    return None
+
+
+def tau_log_sd(history: dict, axis: str, tau: float) -> float:
+    """Standard error of log τ̂ (Madras & Sokal 1988): √(4τ / (T · chains)), T the second half's span."""
+    column = history[AXES[axis][0]]
+    length = float(column[-1] - column[column.size // 2])
+    return float(np.sqrt(4 * tau / (length * history["statistic"].shape[1])))
+
+
 def compare(names: tuple[str, str], buffers: tuple[TraceBuffer, TraceBuffer], axis: str = "seconds",
             energy: bool = True) -> ComparisonState:
     """Traces, autocorrelations and summary lines of the two samplers on the shared ``axis``."""
@@ -115,15 +155,25 @@ def compare(names: tuple[str, str], buffers: tuple[TraceBuffer, TraceBuffer], ax
     column = AXES[axis][0]
     span = min(float(history[column][-1] - history[column][0]) for history in histories)
     grid_step = span / 2 / GRID_POINTS if span > 0 else 0.0
-    traces, acfs, lines, taus = [], [], [], []
+    traces, acfs, lines, reasons, taus = [], [], [], [], []
     for name, buffer, history in zip(names, buffers, histories):
         lags, acf = axis_acf(history, axis, energy, grid_step)
-        line, tau = summary(name, history, axis, lags, acf, buffer.recent_acceptance())
+        acceptance = buffer.recent_acceptance()
+        line, tau = summary(name, history, axis, lags, acf, acceptance)
         traces.append(trace_columns(history, axis, energy))
         acfs.append({"lag": lags, "acf": acf})
         lines.append(line)
         taus.append(tau)
-    if all(np.isfinite(taus)):
-        lines.append(f"autocorrelation-time ratio {names[1]} / {names[0]}: {taus[1] / taus[0]:.3g}× "
-                     f"(above 1: {names[0]} mixes faster per {AXES[axis][1]})")
+        reason = unreadable(history, axis, energy, tau, acceptance)
+        if reason:
+            reasons.append(f"{name} {reason}")
+    if reasons:
+        lines.append("no verdict on which mixes faster: " + "; ".join(reasons) + ".")
+    else:
+        faster, slower = (0, 1) if taus[0] <= taus[1] else (1, 0)
+        ratio = taus[slower] / taus[faster]
+        noise = 2 * np.hypot(*(tau_log_sd(history, axis, tau) for history, tau in zip(histories, taus)))
+        verdict = (f"{names[faster]} mixes faster per {AXES[axis][1]}" if np.log(ratio) > noise else
+                   f"no clear difference: within the estimates' noise, ×{np.exp(noise):.2g}")
+        lines.append(f"autocorrelation-time ratio {names[slower]} / {names[faster]}: {ratio:.3g}× ({verdict})")
     return ComparisonState(trace=tuple(traces), acf=tuple(acfs), lines=tuple(lines))

@@ -1,8 +1,10 @@
 """Named, documented run configurations for classroom demos, stored as data.
 
 Presets live in ``assets/presets.json``: a list of objects with ``name``,
-``description`` and ``config`` (a ``RunConfig`` dictionary). Later features add
-theirs by adding entries; no code changes are needed.
+``description`` and ``config`` (a ``RunConfig`` dictionary), and for a preset
+whose settings are meant to show a failure, ``shows_failure``: the sentence the
+page shows beside its description and in the status line while that preset
+runs. Later features add theirs by adding entries; no code changes are needed.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ class Preset:
     name: str
     description: str
     config: dict
+    shows_failure: str = ""
 
     def run_config(self) -> RunConfig:
         return RunConfig.from_dict(self.config)

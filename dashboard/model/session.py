@@ -79,7 +79,7 @@ def diagnostics(buffer: TraceBuffer) -> dict:
     spent = {key: (recent[key][-1] - recent[key][0], recent[key][-1] - recent[key][half])
              for key in ("n_evals", "seconds")}
     result["acceptance"] = float(recent["accepted"][1:].sum() / ((n - 1) * buffer.n_chains))
-    result["R-hat"] = rhat(draws) if buffer.n_chains > 1 else float("nan")
+    result["R-hat"] = rhat(draws)
     per_chain = {ESS_DEFINITIONS[1]: (discs_ess(draws), 1),
                  ESS_DEFINITIONS[2]: (lsb_authors_ess(draws, min(500, n // 4)), 0)}
     pooled = ess(draws)

@@ -22,6 +22,11 @@ from samplers.inspection import ProposalInspection
 from .capabilities import Capabilities
 from .opad_tracker import OpadSnapshot
 
+#: Acceptance under which a chain barely moves: its trace is nearly flat, and its ESS and autocorrelation mislead.
+BARELY_MOVES = 0.01
+#: Steps after which a run's acceptance is read against ``BARELY_MOVES`` (a full recent window).
+BARELY_MOVES_AFTER = 1000
+
 
 @dataclass(frozen=True)
 class BvsInfo:
@@ -79,7 +84,7 @@ class Display:
 
 @dataclass(frozen=True)
 class Status:
-    """Where a run stands."""
+    """Where a run stands; ``barely_moves`` once a full window of steps accepts under ``BARELY_MOVES`` of moves."""
 
     phase: str = "paused"  # "paused", "running" or "failed"
     n_steps: int = 0
@@ -91,6 +96,10 @@ class Status:
     @property
     def running(self) -> bool:
         return self.phase == "running"
+
+    @property
+    def barely_moves(self) -> bool:
+        return self.n_steps >= BARELY_MOVES_AFTER and self.acceptance < BARELY_MOVES
 
 
 @dataclass(frozen=True)
