@@ -59,7 +59,7 @@ def test_rhat_detects_chains_that_disagree(rng):
     assert rhat(stuck) > 1.5
     # one chain: its two halves are compared
     assert abs(rhat(mixed[:1]) - 1) < 0.02
-    assert rhat(mixed[:1] + np.linspace(0, 3, 1000)) > 1.5
+    assert rhat(mixed[:1] + np.linspace(0, 3, 1000)) > 1.3  # a drift of 3 sd: R̂ ≈ 1.37
 
 
 def test_autocorrelation_in_time_compares_samplers_per_unit_of_compute():
