@@ -2,7 +2,10 @@
 
 ``ParamForm(cls)`` makes one widget per editable parameter (numbers and
 integers as inputs with the parameter's bounds, selectors as drop-downs), with
-the parameter's doc as the tooltip. It holds values only: nothing is built
+the parameter's doc as the tooltip. A class may declare ``parameter_conditions``
+(parameter → (selector, the selector's values it applies to)): the form then
+shows that parameter only while it applies (BVS's ``n_samples`` only for the
+synthetic data set). It holds values only: nothing is built
 until the user applies them, so an invalid combination is reported once, by
 the run model, instead of half-building a model on every keystroke.
 """
@@ -93,6 +96,16 @@ class ParamForm:
             self.widgets[selector].param.watch(lambda event: self._show_nested(), "value")
             self._show_nested()
         self.panel = pn.Column(*self.widgets.values(), *extra, sizing_mode="stretch_width", margin=0)
+        self._conditions = {name: rule for name, rule in getattr(cls, "parameter_conditions", {}).items()
+                            if name in self.widgets and rule[0] in self.widgets}
+        for selector in {selector for selector, _ in self._conditions.values()}:
+            self.widgets[selector].param.watch(lambda event: self._show_applicable(), "value")
+        self._show_applicable()
+
+    def _show_applicable(self) -> None:
+        """Show only the parameters that apply to the selectors' current values."""
+        for name, (selector, values) in self._conditions.items():
+            self.widgets[name].visible = self.widgets[selector].value in values
 
     def _nested_form(self) -> ParamForm:
         name = self.widgets[self.nested[1]].value

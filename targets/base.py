@@ -79,6 +79,16 @@ def all_states(dim: int) -> np.ndarray:
 
 
 @dataclasses.dataclass(frozen=True)
+class ImageAxes:
+    """Names of the rows and columns of a state's picture (``Target.image_axes``), and what each axis lists."""
+
+    rows: tuple[str, ...]
+    columns: tuple[str, ...]
+    rows_title: str = ""
+    columns_title: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
 class TargetSize:
     """What a target will hold once built (see ``Target.estimate_size``).
 
@@ -305,6 +315,16 @@ class Target(param.Parameterized):
     @property
     def image_shape(self) -> tuple[int, ...] | None:
         """Shape to draw a state as an image (lattices), or ``None``."""
+        return None
+
+    @property
+    def image_positions(self) -> np.ndarray | None:
+        """Where each bit sits in the flattened picture of ``image_shape`` (``None``: bit i in cell i)."""
+        return None
+
+    @property
+    def image_axes(self) -> ImageAxes | None:
+        """Names of the picture's rows and columns when its cells are named variables (``None``: a lattice)."""
         return None
 
     def random_states(self, n: int, rng: np.random.Generator) -> np.ndarray:

@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 import param
 
-from .base import Target, TargetSize, array_shape, stored_bytes
+from .base import ImageAxes, Target, TargetSize, array_shape, stored_bytes
 
 DIABETES_CSV = Path(__file__).resolve().parent.parent / "assets" / "bvs" / "diabetes.csv"
 #: Relative eigenvalue threshold of the pseudo-inverse (collinear columns).
@@ -82,10 +82,16 @@ def _as_data(X, y) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
+#: Most predictors drawn as one named row.
+MAX_ROW = 40
+
+
 class BayesianVariableSelection(Target):
     """Posterior over which predictors enter a linear regression (g-prior, inverse-gamma σ², Bernoulli γ)."""
 
     registry_name = "bvs"
+    #: Parameters of the synthetic data only (see ``dashboard.forms``).
+    parameter_conditions = {"n_predictors": ("dataset", ("synthetic",)), "n_samples": ("dataset", ("synthetic",))}
     dataset = param.Selector(default="synthetic", objects=["synthetic", "diabetes"],
                              doc="Data when X and y are not given: the paper's synthetic generator, or the "
                                  "diabetes data (442 × 10).")
@@ -148,6 +154,15 @@ class BayesianVariableSelection(Target):
     @property
     def dim(self) -> int:
         return self._m
+
+    @property
+    def image_shape(self) -> tuple[int, int] | None:
+        """The predictors in one row of at most ``MAX_ROW`` cells, each named (a longer list: a square grid)."""
+        return (1, self._m) if self._m <= MAX_ROW else None
+
+    @property
+    def image_axes(self) -> ImageAxes | None:
+        return ImageAxes((), tuple(self.predictor_names), columns_title="predictor") if self._m <= MAX_ROW else None
 
     def projected_square(self, x: np.ndarray) -> np.ndarray:
         """yᵀP_γy for every row γ of ``x`` (pseudo-inverse on collinear columns)."""

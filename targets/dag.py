@@ -96,7 +96,7 @@ import numpy as np
 import param
 from scipy.special import gammaln
 
-from .base import Target, TargetSize, all_states, array_shape, stored_bytes
+from .base import ImageAxes, Target, TargetSize, all_states, array_shape, stored_bytes
 
 #: Largest n for which ``enumerate()`` / ``enumerate_dags()`` list all 2^{n(n−1)} graphs.
 MAX_ENUMERATE_NODES = 5
@@ -253,6 +253,9 @@ class DagStructure(Target):
     """
 
     registry_name = "dag"
+    #: Parameters that apply to one score or prior only (see ``dashboard.forms``).
+    parameter_conditions = {"equivalent_sample_size": ("score", ("bdeu",)), "am": ("score", ("bge",)),
+                            "aw": ("score", ("bge",)), "sparsity": ("graph_prior", ("sparse",))}
     n_nodes = param.Integer(5, bounds=(2, 12),
                             doc="Number of nodes n; the state is the n(n−1) off-diagonal adjacency bits. "
                                 "Taken from data.shape[1] when data is given.")
@@ -340,6 +343,21 @@ class DagStructure(Target):
     @property
     def dim(self) -> int:
         return self.n_nodes * (self.n_nodes - 1)
+
+    @property
+    def image_shape(self) -> tuple[int, int]:
+        """A DAG is drawn as its n × n adjacency matrix (parents in rows, children in columns)."""
+        return self.n_nodes, self.n_nodes
+
+    @property
+    def image_positions(self) -> np.ndarray:
+        """Edge i → j, bit k of the state, sits in row i, column j; the diagonal stays empty."""
+        return self.edge_pairs[:, 0] * self.n_nodes + self.edge_pairs[:, 1]
+
+    @property
+    def image_axes(self) -> ImageAxes:
+        names = tuple(self.node_names)
+        return ImageAxes(names, names, rows_title="parent", columns_title="child")
 
     def random_states(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` random DAGs: a uniform node order each, every order-consistent edge present with

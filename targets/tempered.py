@@ -43,6 +43,14 @@ class Tempered(Target):
         return self.base.image_shape
 
     @property
+    def image_positions(self):
+        return self.base.image_positions
+
+    @property
+    def image_axes(self):
+        return self.base.image_axes
+
+    @property
     def differentiable(self) -> bool:
         return self.base.differentiable
 

@@ -13,10 +13,11 @@ import time
 import numpy as np
 import param
 import pytest
+from bokeh.models import ColorBar
 
 from dashboard.explorer import Explorer
 from dashboard.model.config import RunConfig
-from dashboard.model.images import as_image
+from dashboard.model.images import as_image, cell_centres
 from dashboard.model.session import ESS_DEFINITIONS
 from dashboard.views.adaptation import AdaptationView
 from dashboard.views.balancing import BalancingView
@@ -28,7 +29,7 @@ from dashboard.views.kl import KLView
 from dashboard.views.lattice import LatticeView
 from dashboard.views.tempering import TemperingView
 from dashboard.views.tuning import TuningView
-from dashboard.views.traces import TraceView
+from dashboard.views.traces import WAITING, TraceView
 from dashboard.views.upload import LimitedFileInput
 from tests.explorer_driver import TIMEOUT, advance, applied, built, card, settle, view
 from tests.explorer_driver import make_explorer as explorer_for
@@ -128,6 +129,38 @@ def test_a_3d_lattice_is_drawn_slice_by_slice():
 def test_other_targets_are_drawn_as_a_grid_of_bits():
     image = as_image(np.arange(7) % 2, None)
     assert image.shape == (3, 3) and np.isnan(image[2, 1:]).all()
+
+
+def test_bits_placed_by_position_are_drawn_and_outlined_in_their_cells():
+    positions = np.array([1, 2, 3, 5, 6, 7])  # a 3-node DAG's off-diagonal cells
+    image = as_image(np.array([1, 0, 0, 1, 1, 0]), (3, 3), positions=positions)
+    np.testing.assert_array_equal(np.isnan(image), np.eye(3, dtype=bool))
+    x, y = cell_centres(np.array([0, 3]), (3, 3), 6, positions=positions)
+    assert list(zip(x, y)) == [(1.5, 0.5), (2.5, 1.5)]  # bit 0 is edge 0 → 1, bit 3 edge 1 → 2
+    x, y = cell_centres(np.array([1, 17, 20]), (3, 3, 3), 27, depth=1)  # a 3-D lattice: the shown slice's only
+    assert list(zip(x, y)) == [(2.5, 2.5)]
+
+
+@pytest.mark.parametrize("target, selector, value, shown, hidden", [
+    ("bvs", "dataset", "diabetes", {"a", "rho"}, {"n_predictors", "n_samples"}),
+    ("dag", "score", "bdeu", {"equivalent_sample_size"}, {"am", "aw"}),
+])
+def test_a_form_shows_only_the_parameters_that_apply(explorer, target, selector, value, shown, hidden):
+    explorer.controls.target.value = target
+    form = explorer.controls._target_forms[target]
+    assert all(form.widgets[name].visible for name in hidden)
+    form.widgets[selector].value = value
+    assert all(form.widgets[name].visible for name in shown) and not any(form.widgets[name].visible
+                                                                         for name in hidden)
+
+
+def test_the_trace_says_how_to_start_until_the_first_step(explorer):
+    traces = view(explorer, TraceView)
+    assert traces._log_prob_figure.title.text == WAITING
+    advance(explorer, 2)
+    settle(explorer, lambda: traces._log_prob_figure.title.text == "")
+    explorer.client.reset()
+    settle(explorer, lambda: traces._log_prob_figure.title.text == WAITING)
 
 
 def test_x_axis_toggle_switches_to_evaluations(explorer):
@@ -400,8 +433,14 @@ def test_inclusion_view_shows_four_bars_per_predictor_and_the_true_model():
     try:
         inclusion = view(app, InclusionView)
         assert card(app, InclusionView).visible and not card(app, DagView).visible
+        # the state: one row of cells named by the predictors
+        state = view(app, LatticeView)._state
+        assert state.figure.x_range.end == 6 and state.figure.y_range.start == 1
+        assert state.figure.xaxis[0].visible and not state.figure.yaxis[0].visible
+        assert list(state.figure.xaxis[0].major_label_overrides.values()) == [f"x{j}" for j in range(6)]
         advance(app, 200)
         settle(app, lambda: "largest error" in inclusion.status.object)
+        np.testing.assert_array_equal(state.source.data["image"][0], headless_states(app.client.config, 200)[:1])
         data = inclusion.source.data
         assert list(data["name"]) == [f"x{j}" for j in range(6)] == list(inclusion.figure.x_range.factors)
         target = app.client.config.build_target()
@@ -424,6 +463,13 @@ def test_dag_view_draws_the_current_graph_and_edge_probability_heatmaps():
         target = app.client.config.build_target()
         adjacency = target.adjacency(headless_states(app.client.config, 100)[:1])[0]
         assert len(dag.edge_source.data["x0"]) == adjacency.sum()
+        # the state card draws the same DAG as its adjacency matrix, parents in rows, the diagonal empty
+        state = view(app, LatticeView)._state
+        image = state.source.data["image"][0]
+        np.testing.assert_array_equal(np.isnan(image), np.eye(4, dtype=bool))
+        np.testing.assert_array_equal(np.nan_to_num(image), adjacency)
+        assert state.figure.yaxis[0].axis_label == "parent" and state.figure.xaxis[0].axis_label == "child"
+        assert sum(1 for fig in dag.heat_figures for item in fig.right if isinstance(item, ColorBar)) == 2
         heat = dag.heat_source.data
         assert len(heat["parent"]) == 12
         pairs = target.edge_pairs

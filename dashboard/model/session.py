@@ -180,6 +180,7 @@ class RunSession:
             dag = DagInfo(tuple(target.node_names), np.asarray(target.edge_pairs), target.true_adjacency)
         return RunInfo(run=self.run, request=self.request, sampler=self.config.sampler, target_name=target.registry_name,
                        dim=target.dim, n_chains=self.sampler.n_chains, image_shape=target.image_shape,
+                       image_positions=target.image_positions, image_axes=target.image_axes,
                        capabilities=self.capabilities, statistic=self.config.statistic,
                        opad_problem=self.opad_problem, companion=self.config.compare_sampler,
                        compare_axis=self.config.compare_axis, inputs=inputs,
@@ -344,10 +345,10 @@ class RunSession:
         if drained.fresh_states:
             chain = min(display.chain, self.sampler.n_chains - 1)
             states = self.buffer.latest_states()
-            parts["image"] = as_image(states[chain], self.target.image_shape, display.depth)
+            shape, positions = self.target.image_shape, self.target.image_positions
+            parts["image"] = as_image(states[chain], shape, display.depth, positions)
             if display.mean:
-                parts["mean_image"] = as_image(self.buffer.mean_state(chain), self.target.image_shape,
-                                               display.depth)
+                parts["mean_image"] = as_image(self.buffer.mean_state(chain), shape, display.depth, positions)
             if self.target.registry_name == "dag":
                 parts["adjacency"] = self.target.adjacency(states[chain:chain + 1])[0]
         if self._slow_part_due("diagnostics", self._diagnostics_due, everything):

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from samplers.inspection import ProposalInspection
+from targets.base import ImageAxes
 
 from .capabilities import Capabilities
 from .opad_tracker import OpadSnapshot
@@ -56,6 +57,8 @@ class RunInfo:
     dim: int
     n_chains: int
     image_shape: tuple[int, ...] | None
+    image_positions: np.ndarray | None  # the flat picture cell of each bit (None: bit i in cell i)
+    image_axes: ImageAxes | None  # names of the picture's rows and columns (named variables, not a lattice)
     capabilities: Capabilities
     statistic: str
     opad_problem: str  # why OPAD is not tracked ('' when it is)

@@ -1,7 +1,7 @@
 """Structure learning: the current DAG of one chain and the posterior edge probabilities.
 
 Left, the DAG the chain shown in the lattice card holds now, on a ``networkx`` circular layout of the nodes
-(edges end in an arrowhead at the child). Right, four heatmaps of the
+(edges end in an arrowhead at the child). Right, in a 2 × 2 grid with one colour scale, four heatmaps of the
 posterior probability of every edge i → j (row i = parent, column j = child):
 from the chains' frequencies (MCMC), from the visited DAGs reweighted ∝ p̃
 (OPAD), from the visited and proposed DAGs (OPAD+), and exact by enumerating
@@ -16,7 +16,8 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import panel as pn
-from bokeh.models import ColumnDataSource, LinearColorMapper
+from bokeh.models import ColorBar, ColumnDataSource, LinearColorMapper
+from bokeh.palettes import Blues256
 from bokeh.plotting import figure
 
 from ..model.snapshot import DagInfo, RunInfo, Snapshot
@@ -24,8 +25,9 @@ from .base import LiveView, plain
 from .inclusion import BAR_LABELS, SERIES, largest_errors
 
 NODE_RADIUS = 0.16
-HEAT_SIDE = 190
-PALETTE = "Blues256"
+HEAT_SIDE = 215
+COLOUR_BAR_PIXELS = 75
+PALETTE = tuple(reversed(Blues256))  # light for improbable edges, dark for likely ones
 
 
 def node_positions(n: int) -> np.ndarray:
@@ -70,12 +72,15 @@ class DagView(LiveView):
         self.graph_figure = self._graph_figure()
         self.heat_source = ColumnDataSource({"parent": [], "child": [], "border": [],
                                              **{kind: [] for kind in SERIES}})
-        self.heat_figures = [self._heat_figure(kind) for kind in SERIES]
+        self.mapper = LinearColorMapper(palette=PALETTE, low=0.0, high=1.0, nan_color="#eeeeee")
+        self.heat_figures = [self._heat_figure(kind, colour_bar=column == 1)
+                             for kind, column in zip(SERIES, (0, 1, 0, 1))]
         self.status = pn.pane.HTML("", sizing_mode="stretch_width")
         self._layout = pn.Column(
             self.status,
-            pn.FlexBox(pn.pane.Bokeh(self.graph_figure),  # wraps the heatmaps on narrow screens
-                       *(pn.pane.Bokeh(fig) for fig in self.heat_figures), sizing_mode="stretch_width"),
+            pn.FlexBox(pn.pane.Bokeh(self.graph_figure),  # the grid goes under the graph on narrow screens
+                       pn.GridBox(*(pn.pane.Bokeh(fig) for fig in self.heat_figures), ncols=2),
+                       sizing_mode="stretch_width"),
             sizing_mode="stretch_width")
         self._info: RunInfo | None = None
         self._positions = np.zeros((0, 2))
@@ -94,15 +99,17 @@ class DagView(LiveView):
                  text_font_size="9pt")
         return fig
 
-    def _heat_figure(self, kind: str):
-        fig = figure(width=HEAT_SIDE, height=HEAT_SIDE + 30, x_range=[], y_range=[], title=BAR_LABELS[kind],
-                     x_axis_label="child", y_axis_label="parent", tools="hover",
+    def _heat_figure(self, kind: str, colour_bar: bool):
+        """One estimate's heatmap; those of the right column carry the shared colour scale."""
+        fig = figure(width=HEAT_SIDE + (COLOUR_BAR_PIXELS if colour_bar else 0), height=HEAT_SIDE + 30, x_range=[],
+                     y_range=[], title=BAR_LABELS[kind], x_axis_label="child", y_axis_label="parent",
+                     tools="hover", toolbar_location=None,
                      tooltips=[("edge", "@parent → @child"), ("P", f"@{kind}{{0.000}}")])
-        fig.toolbar.logo = None
-        mapper = LinearColorMapper(palette=PALETTE, low=1.0, high=0.0, nan_color="#eeeeee")  # dark = likely
         fig.rect("child", "parent", 0.95, 0.95, source=self.heat_source,
-                 fill_color={"field": kind, "transform": mapper}, line_color="border", line_width=2)
+                 fill_color={"field": kind, "transform": self.mapper}, line_color="border", line_width=2)
         fig.xaxis.major_label_orientation = 0.8
+        if colour_bar:
+            fig.add_layout(ColorBar(color_mapper=self.mapper, width=10, padding=2, title="P(edge)"), "right")
         return fig
 
     @classmethod

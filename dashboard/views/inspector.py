@@ -25,7 +25,7 @@ from bokeh.plotting import figure
 
 from samplers.inspection import ProposalInspection
 
-from ..model.images import as_image, grid_shape
+from ..model.images import as_image, cell_centres, grid_shape
 from ..model.snapshot import RunInfo, Snapshot
 from .base import LiveView
 from .lattice import ImagePanel
@@ -76,7 +76,8 @@ class InspectorView(LiveView):
         self.scatter = figure(height=220, width=300, title="flip log-ratios log t_j", x_axis_label="exact",
                               y_axis_label="gradient estimate", tools="", toolbar_location=None, visible=False)
         self.scatter.scatter("exact", "estimated", source=self.ratios, size=4, alpha=0.6)
-        self._shape, self._image_shape, self._depth = (1, 1), None, 0
+        self._info: RunInfo | None = None
+        self._depth = 0
         self._layout = pn.Column(self.text, pn.Row(self._panel.pane, pn.pane.Bokeh(self.scatter)),
                                  sizing_mode="stretch_width")
 
@@ -85,9 +86,8 @@ class InspectorView(LiveView):
         return True
 
     def reconfigure(self, info: RunInfo) -> None:
-        self._image_shape = info.image_shape
-        self._shape = grid_shape(info.image_shape, info.dim)
-        self._panel.configure(self._shape)
+        self._info = info
+        self._panel.configure(grid_shape(info.image_shape, info.dim), info.image_axes)
         self._panel.figure.width += COLOUR_BAR_PIXELS  # the colour bar beside the image, not taken from it
         self.marks.data = {"x": [], "y": [], "colour": []}
         self.ratios.data = {"exact": [], "estimated": []}
@@ -104,9 +104,9 @@ class InspectorView(LiveView):
             finite = log10_q[np.isfinite(log10_q)]
             self._panel.mapper.update(low=float(finite.min()) if finite.size else -3.0,
                                       high=float(finite.max()) if finite.size and finite.max() > finite.min() else 0.0)
-            self._panel.show(as_image(log10_q, self._image_shape, self._depth))
+            self._panel.show(self._picture(log10_q))
         else:
-            self._panel.show(as_image(inspection.before.astype(float) - 2.0, self._image_shape, self._depth))
+            self._panel.show(self._picture(inspection.before.astype(float) - 2.0))
         self.marks.data = self._outlines(inspection)
         self.text.object = describe(inspection)
         estimated = inspection.estimated_log_ratio
@@ -114,16 +114,15 @@ class InspectorView(LiveView):
         if self.scatter.visible:
             self.ratios.data = {"exact": inspection.log_ratio.tolist(), "estimated": estimated.tolist()}
 
+    def _picture(self, values: np.ndarray) -> np.ndarray:
+        info = self._info
+        return as_image(values, info.image_shape, self._depth, info.image_positions)
+
     def _outlines(self, inspection: ProposalInspection) -> dict:
         """Cell centres of the proposed sites shown in this image (a 3-D lattice: the shown slice's only)."""
-        rows, cols = self._shape
-        per_slice = rows * cols
-        sites = inspection.proposed_sites
-        if self._image_shape is not None and len(self._image_shape) == 3:
-            sites = sites[sites // per_slice == self._depth] - self._depth * per_slice
-        colour = OUTCOME_COLOURS[inspection.accepted]
-        return {"x": (sites % cols + 0.5).tolist(), "y": (sites // cols + 0.5).tolist(),
-                "colour": [colour] * sites.size}
+        info = self._info
+        x, y = cell_centres(inspection.proposed_sites, info.image_shape, info.dim, self._depth, info.image_positions)
+        return {"x": x.tolist(), "y": y.tolist(), "colour": [OUTCOME_COLOURS[inspection.accepted]] * x.size}
 
     def opened(self, is_open: bool) -> None:
         """Ask the worker to record the shown chain's moves while the card is open, and to stop when it closes."""

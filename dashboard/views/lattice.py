@@ -1,8 +1,9 @@
 """The lattice view: the current state of one chain drawn as an image.
 
 2-D lattices are drawn as the lattice, a 3-D lattice as one slice (slider),
-other targets as a near-square grid of their bits (row-major; see
-``model.images``). For the segmentation target the ground-truth object and
+a ring as a row of spins, variable selection as a row of named predictors, a
+DAG as its adjacency matrix (parents × children, named), other targets as a
+near-square grid of their bits (row-major; see ``model.images``). For the segmentation target the ground-truth object and
 the noisy observation are drawn beside it. The running mean of the chain's
 states (its marginals) can be shown too. The worker draws the chain, slice
 and mean asked for here (``RunClient.show``) into each snapshot's images;
@@ -21,10 +22,12 @@ from dataclasses import replace
 
 import numpy as np
 import panel as pn
-from bokeh.models import ColorBar, ColumnDataSource, LinearColorMapper
+from bokeh.models import ColorBar, ColumnDataSource, FixedTicker, LinearColorMapper
 from bokeh.plotting import figure
 
-from ..model.images import as_image, grid_shape
+from targets.base import ImageAxes
+
+from ..model.images import as_image, cell_centres, grid_shape
 from ..model.move_replay import MoveReplay
 from ..model.snapshot import RunInfo, Snapshot
 from .base import LiveView
@@ -56,10 +59,15 @@ def state_key(target_name: str) -> str:
 
 
 class ImagePanel:
-    """One titled image figure whose shape can change without replacing Bokeh models."""
+    """One titled image figure whose shape can change without replacing Bokeh models; a picture of named variables
+    (``ImageAxes``: a BVS row of predictors, a DAG's parent × child matrix) has its rows and columns labelled."""
 
     SIDE = 260  # pixels of the longer side of the lattice
     TITLE_HEIGHT, BORDER = 28, 4
+    #: Room for an axis's labels and title: horizontal names, names written upwards, a row's names.
+    X_AXIS_PIXELS, X_AXIS_UPRIGHT_PIXELS, Y_AXIS_PIXELS = 45, 80, 70
+    CHAR_PIXELS = 7  # width of a label's character (11 px font)
+    NAMED_CELL_PIXELS = 40
 
     def __init__(self, title: str, palette, low: float = 0.0, high: float = 1.0):
         self.source = ColumnDataSource({"image": [np.full((1, 1), np.nan)]})
@@ -73,11 +81,15 @@ class ImagePanel:
         self.figure.grid.visible = False
         self.pane = pn.pane.Bokeh(self.figure, sizing_mode="fixed", width=self.SIDE, height=self.SIDE)
 
-    def configure(self, shape: tuple[int, int]) -> None:
+    def configure(self, shape: tuple[int, int], axes: ImageAxes | None = None) -> None:
         rows, cols = shape
         longest = max(rows, cols)
-        width = max(40, round(self.SIDE * cols / longest)) + 2 * self.BORDER
-        height = max(40, round(self.SIDE * rows / longest)) + self.TITLE_HEIGHT + 2 * self.BORDER
+        cell = self.SIDE / longest
+        if axes is not None:  # named cells are wide enough for their names, up to twice the usual side
+            cell = min(max(cell, self.NAMED_CELL_PIXELS), 2 * self.SIDE / longest)
+        width = max(40, round(cell * cols)) + 2 * self.BORDER
+        height = max(40, round(cell * rows)) + self.TITLE_HEIGHT + 2 * self.BORDER
+        width, height = self._label(axes, width, height, cell)
         self.figure.x_range.end = self.glyph.dw = cols
         self.figure.y_range.start = self.glyph.dh = rows
         # Only the figure is resized: updating the pane's width/height makes Panel copy every layout
@@ -89,11 +101,29 @@ class ImagePanel:
     def show(self, image: np.ndarray) -> None:
         self.source.data = {"image": [image]}
 
+    def _label(self, axes: ImageAxes | None, width: int, height: int, cell_pixels: float) -> tuple[int, int]:
+        """Name the rows and columns of a picture of named variables (none for a lattice); the figure's size
+        with room for the names."""
+        x_axis, y_axis = self.figure.xaxis[0], self.figure.yaxis[0]
+        x_axis.visible = bool(axes and axes.columns)
+        y_axis.visible = bool(axes and axes.rows)
+        for axis, names, title in ((x_axis, axes.columns, axes.columns_title),
+                                   (y_axis, axes.rows, axes.rows_title)) if axes else ():
+            axis.ticker = FixedTicker(ticks=[i + 0.5 for i in range(len(names))])
+            axis.major_label_overrides = {i + 0.5: name for i, name in enumerate(names)}
+            axis.axis_label = title
+            axis.major_tick_line_color = axis.minor_tick_line_color = None
+        if x_axis.visible:
+            upright = self.CHAR_PIXELS * max(map(len, axes.columns)) + 8 > cell_pixels
+            x_axis.major_label_orientation = "vertical" if upright else "horizontal"
+            height += self.X_AXIS_UPRIGHT_PIXELS if upright else self.X_AXIS_PIXELS
+        return width + (self.Y_AXIS_PIXELS if y_axis.visible else 0), height
+
 
 class LatticeView(LiveView):
     """Current state (and optionally running mean) of a chosen chain, plus segmentation inputs."""
 
-    title = "Lattice"
+    title = "State of the chain shown"
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -139,7 +169,9 @@ class LatticeView(LiveView):
         if is_3d:
             self.depth.end = info.image_shape[0] - 1
             self.depth.value = min(self.depth.value, self.depth.end)
-        for panel in (self._state, self._mean, self._truth, self._observation):
+        for panel in (self._state, self._mean):
+            panel.configure(shape, info.image_axes)
+        for panel in (self._truth, self._observation):
             panel.configure(shape)
         self._has_inputs = bool(info.inputs)
         if self._has_inputs:
@@ -189,15 +221,14 @@ class LatticeView(LiveView):
         frame = self._replay.frame(self._frame)
         self._frame += 1
         self._frame_shown_at = now
-        shape = self._info.image_shape
-        self._state.show(as_image(frame.state, shape, self.depth.value))
-        rows, cols = grid_shape(shape, self._info.dim)
+        info = self._info
+        self._state.show(as_image(frame.state, info.image_shape, self.depth.value, info.image_positions))
         xs, ys, colors = [], [], []
         for sites, color in zip((frame.first_walk, frame.second_walk), WALK_COLOURS):
-            flat = sites % (rows * cols)  # a 3-D lattice: the bit's position within its slice
-            xs += (flat % cols + 0.5).tolist()
-            ys += (flat // cols + 0.5).tolist()
-            colors += [color] * len(sites)
+            x, y = cell_centres(sites, info.image_shape, info.dim, self.depth.value, info.image_positions)
+            xs += x.tolist()
+            ys += y.tolist()
+            colors += [color] * x.size
         self.walk_source.data = {"x": xs, "y": ys, "color": colors}
         self.replay_status.object = frame.text
 

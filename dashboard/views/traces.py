@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import panel as pn
-from bokeh.models import ColumnDataSource, Legend, LegendItem, NumeralTickFormatter
+from bokeh.models import ColumnDataSource, DataRange1d, Legend, LegendItem, NumeralTickFormatter
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
@@ -25,6 +25,8 @@ from .base import LiveView, plain
 MAX_LINES = 4
 #: The band's percentiles over the chains.
 BAND = (10, 90)
+#: The trace's title until the run takes its first step.
+WAITING = "Start or Step the run: its trace is drawn from step 0"
 X_AXES = {"steps": "step", "target evaluations": "n_evals"}
 
 
@@ -77,8 +79,9 @@ class TraceView(LiveView):
                                 "statistic": np.zeros((0, n_lines))}, n_lines)
 
     def _figure(self, label: str, prefix: str, x_range=None):
+        # The x axis starts at 0 (the run's start), so a fresh run is not drawn on an axis from −1 to 1.
         fig = figure(height=230, sizing_mode="stretch_width", tools="pan,wheel_zoom,box_zoom,reset",
-                     x_axis_label=self.x_axis.value, y_axis_label=label, **({"x_range": x_range} if x_range else {}))
+                     x_axis_label=self.x_axis.value, y_axis_label=label, x_range=x_range or DataRange1d(start=0))
         x = X_AXES[self.x_axis.value]
         band = fig.varea(x=x, y1=f"{prefix}_low", y2=f"{prefix}_high", source=self.source, fill_color="#9aa5b1",
                          fill_alpha=0.35)
@@ -105,6 +108,7 @@ class TraceView(LiveView):
         statistic = info.statistic
         self._statistic_figure.yaxis.axis_label = LABELS[statistic]
         self._statistic_figure.visible = statistic != "log_prob"
+        self._log_prob_figure.title.text = WAITING
 
     def _on_x_axis(self, event) -> None:
         field = X_AXES[event.new]
@@ -120,6 +124,9 @@ class TraceView(LiveView):
             self.source.data = plain(self._padded(snapshot.full_history))
         elif snapshot.new_history is not None and len(snapshot.new_history["step"]):
             self.source.stream(plain(self._padded(snapshot.new_history)))
+        started = snapshot.status.n_steps > 0
+        if started == bool(self._log_prob_figure.title.text):
+            self._log_prob_figure.title.text = "" if started else WAITING
 
     def _padded(self, history: dict) -> dict:
         """Source columns for all ``MAX_LINES`` lines; lines beyond the run's chains stay NaN (hidden)."""
