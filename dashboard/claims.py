@@ -49,7 +49,9 @@ def claims_table(rows: list[dict]) -> str:
             else:
                 cells.append(f"<td>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return f'{STYLE}<table class="claims"><tr>{head}</tr>{"".join(body)}</table>'
+    # in a box that scrolls sideways: a narrow screen scrolls the table, not the page
+    return (f'{STYLE}<div class="scroll-x" style="overflow-x: auto; max-width: 100%"><table class="claims"><tr>{head}</tr>'
+            f'{"".join(body)}</table></div>')
 
 
 def provenance(record: dict) -> str:

@@ -100,11 +100,12 @@ class BalancingView(LiveView):
         self.freeze_button.on_click(lambda event: self.client.freeze())
         self.status = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["learning-status"])
         self._learning_figures = [self.loss_figure, self.eta_figure, self.weights_figure]
-        self._layout = pn.Row(
+        # g beside the learning traces, which go under it on a narrow screen
+        self._layout = pn.FlexBox(
             pn.pane.Bokeh(self.g_figure, width=480, height=360),
             pn.Column(pn.Row(self.freeze_button, self.status, sizing_mode="stretch_width"),
                       *(pn.pane.Bokeh(fig, sizing_mode="stretch_width") for fig in self._learning_figures),
-                      sizing_mode="stretch_width"),
+                      sizing_mode="stretch_width", min_width=320, styles={"flex": "1 1 320px"}),
             sizing_mode="stretch_width",
         )
 

@@ -78,7 +78,7 @@ class InspectorView(LiveView):
         self.scatter.scatter("exact", "estimated", source=self.ratios, size=4, alpha=0.6)
         self._info: RunInfo | None = None
         self._depth = 0
-        self._layout = pn.Column(self.text, pn.Row(self._panel.pane, pn.pane.Bokeh(self.scatter)),
+        self._layout = pn.Column(self.text, pn.FlexBox(self._panel.pane, pn.pane.Bokeh(self.scatter)),
                                  sizing_mode="stretch_width")
 
     @classmethod

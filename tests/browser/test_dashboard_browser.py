@@ -42,6 +42,8 @@ ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 APPLY = re.compile(r"^Apply settings")
 ISING_CHAIN_PRESET = "OPAD Fig. 1 · 1-D Ising chain · Metropolis"
 SEGMENTATION_PRESET = "Segmentation case 3 (dependent, noisy) · g = √t"
+PRESET_TARGETS = {entry["name"]: entry["config"]["target"] for entry in json.loads(
+    (Path(__file__).resolve().parents[2] / "assets" / "presets.json").read_text(encoding="utf-8"))}
 PRESET_DESCRIPTIONS = {entry["name"]: entry["description"] for entry in json.loads(
     (Path(__file__).resolve().parents[2] / "assets" / "presets.json").read_text(encoding="utf-8"))}
 
@@ -649,3 +651,46 @@ def test_proposal_inspector_shows_each_step(page: Page):
         button(page, "Step").click()
         expect(page.locator(".inspector-text")).to_contain_text(re.compile(rf"Step {step}\. Proposed: flip bit \d+"))
     expect(page.locator(".inspector-text")).to_contain_text("acceptance probability")
+
+
+#: Visible elements whose right edge is past the window's (cut off, or widening the page), except inside a box meant
+#: to scroll sideways (``.scroll-x``, and a Tabulator table) and Bokeh's renderer placeholders, which draw nothing.
+OVERFLOW_JS = """
+() => {
+  const width = document.documentElement.clientWidth, out = [];
+  const parentOf = (el) => el.parentElement || (el.getRootNode() ? el.getRootNode().host : null) || null;
+  const scrolls = (el) => {
+    for (let a = parentOf(el); a; a = parentOf(a))
+      if (a.classList && (a.classList.contains("scroll-x") || a.classList.contains("tabulator"))) return true;
+    return false;
+  };
+  const walk = (root) => {
+    for (const el of root.querySelectorAll("*")) {
+      const r = el.getBoundingClientRect(), name = String(el.className);
+      if (r.width > 0 && r.height > 0 && r.right > width + 1 && !name.includes("GlyphRenderer") && !scrolls(el))
+        out.push(`${el.tagName}.${name.slice(0, 50)} ends at ${Math.round(r.right)} px`);
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  };
+  walk(document);
+  return out.slice(0, 10);
+}
+"""
+COLLAPSED_CARDS = ("Proposal inspector", "Which of the papers", "All targets and samplers")
+LAYOUT_PRESETS = ("DISCS · RBM digits · DMALA (step size tuned in 500 steps)", "OPAD Figs. 3–4 · DAGs ER(5, 2) · partition MCMC",
+                  LSB_PRESET, COMPARISON_PRESET, BVS_PRESET)
+
+
+@pytest.mark.parametrize("width, height", [(1280, 720), (1000, 800)])
+def test_nothing_is_cut_off_on_a_projector_or_a_narrow_window(page: Page, width: int, height: int):
+    page.set_viewport_size({"width": width, "height": height})
+    for title in COLLAPSED_CARDS:  # every card open, the inspector drawing a gradient proposal's two plots
+        page.locator(".card-header", has_text=title).first.click()
+    for name in LAYOUT_PRESETS:
+        load_preset(page, name)
+        expect(select(page, "Target")).to_have_value(PRESET_TARGETS[name])  # the preset's run is built
+        wait_for(lambda: steps_shown(page), lambda shown: shown == 0, what="the preset's run at step 0")
+        steps_taken(page, 3)
+        assert page.evaluate(OVERFLOW_JS) == [], f"{name} at {width} × {height}"
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"layout-{width}-{PRESET_TARGETS[name]}.png"))
