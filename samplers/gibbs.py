@@ -51,6 +51,10 @@ def all_blocks(d: int, k: int) -> np.ndarray:
     return np.array(list(itertools.combinations(range(d), k)), dtype=np.int64).reshape(-1, k)
 
 
+#: Most candidate block values scored to show one block move's probability (``block_move_probability``).
+MAX_INSPECTED_CANDIDATES = 1_000_000
+
+
 class BlockGibbs(Sampler):
     """Gibbs sampler on a random block of ``block_size`` sites (all 2^k configurations)."""
 
@@ -98,6 +102,18 @@ class BlockGibbs(Sampler):
         self.log_p = self.log_p + log_ratio[rows, choice]
         return dict(accepted=accepted, proposed_sites=sites, proposed_values=new_values,
                     proposed_log_prob=self.log_p.copy())
+
+    def block_move_probability(self, x: np.ndarray, sites: np.ndarray, values: np.ndarray) -> float:
+        """P(x_B ← ``values`` | x, B = ``sites``): the conditional draw averaged over the auxiliary choices (the
+        Hamming ball's centre); NaN when that needs more than ``MAX_INSPECTED_CANDIDATES`` candidates."""
+        aux = np.arange(self.n_auxiliary)
+        if aux.size * self._block_values(x[None, sites], aux[:1]).shape[1] > MAX_INSPECTED_CANDIDATES:
+            return float("nan")
+        batch = np.repeat(x[None, :], aux.size, axis=0)
+        candidates = self._block_values(batch[:, sites], aux)  # (A, m, k)
+        log_ratio = self.target.block_log_ratio(batch, np.repeat(sites[None], aux.size, axis=0), candidates)
+        drawn = (candidates == values).all(axis=2)
+        return float((np.exp(log_softmax(log_ratio)) * drawn).sum() / aux.size)
 
     def transition_row(self, x):
         """Average over every block and auxiliary choice of the conditional draw."""

@@ -268,6 +268,9 @@ class WalkRecord:
     length: np.ndarray
     #: log of Eq. 6's ratio of each chain's move (α = min(1, exp(log_acceptance))).
     log_acceptance: np.ndarray
+    #: log f of each chain's forward path and of its reverse (Eq. 3), which that ratio compares.
+    log_forward: np.ndarray
+    log_reverse: np.ndarray
 
     def states(self, start: np.ndarray) -> np.ndarray:
         """The walk states s_1 … s_{2K} of the moves begun at ``start``, ``(n_chains, 2K, d)`` (padding: s_{2k})."""
@@ -322,11 +325,11 @@ class _MoveLog:
         t = np.arange(1, self.path.shape[0] + 1)[:, None]
         return (t >= first) & (t <= last)
 
-    def log_acceptance(self, gamma: np.ndarray) -> np.ndarray:
-        """log α of Eq. 6 per chain (γ per chain): Σ_t Δ_t + log f(reverse) − log f(forward), by Eq. 3."""
-        log_forward = (gamma * self.ratio - self.log_z_forward).sum(axis=0)
-        log_reverse = (-gamma * self.ratio - self.log_z_reverse).sum(axis=0)
-        return path_log_acceptance(self.ratio.sum(axis=0), log_forward, log_reverse)
+    def path_log_probabilities(self, gamma: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """log f of each chain's forward path and of its reverse (Eq. 3, γ per chain); Eq. 6's log α is
+        Σ_t Δ_t + log f(reverse) − log f(forward) (``path_log_acceptance``)."""
+        return ((gamma * self.ratio - self.log_z_forward).sum(axis=0),
+                (-gamma * self.ratio - self.log_z_reverse).sum(axis=0))
 
 
 # -- the walks' caches: two backends -----------------------------------------------------------------------
@@ -653,11 +656,12 @@ class Intracluster(Adaptive, FixedDistanceSampler):
         path_log_p[path < 0] = np.nan
         proposed_log_p = path_log_p[np.arange(n), length - 1]
         rho = None if self.reflip else self._rewind(log)
-        log_alpha = log.log_acceptance(self._walks.gamma)
+        log_forward, log_reverse = log.path_log_probabilities(self._walks.gamma)
+        log_alpha = path_log_acceptance(log.ratio.sum(axis=0), log_forward, log_reverse)
         accepted = metropolis_accept(log_alpha, self.rng)
         self._finish(log, accepted, rho)
         self.log_p[accepted] = proposed_log_p[accepted]
-        self.last_walk = WalkRecord(path, path_log_p, length, log_alpha)
+        self.last_walk = WalkRecord(path, path_log_p, length, log_alpha, log_forward, log_reverse)
         return dict(accepted=accepted, proposed_sites=sites, proposed_values=values, proposed_log_prob=proposed_log_p)
 
     def _active(self, t: int, last: np.ndarray, shortest: int) -> np.ndarray:

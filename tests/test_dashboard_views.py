@@ -545,6 +545,29 @@ def test_proposal_inspector_follows_the_shown_chain_step_by_step():
         app.close()
 
 
+@pytest.mark.parametrize("sampler, params, words", [
+    ("block_gibbs", {"block_size": 3}, "Block {"),
+    ("pas", {"path_length": 3, "random_length": False, "burn_in": 0}, "Path of 3 flips"),
+    ("intracluster", {"n_active": 18, "walk_length": 2, "gamma": 0.3}, "First walk"),
+])
+def test_the_inspector_shows_a_block_a_path_or_the_walks_and_their_probability(sampler, params, words):
+    app = make_explorer(target="ising_lattice", target_params={"size": 6, "beta": 0.4}, sampler=sampler,
+                        sampler_params=params, n_chains=2, statistic="magnetisation")
+    try:
+        app.cards[InspectorView].collapsed = False
+        inspector = view(app, InspectorView)
+        advance(app, 1)
+        settle(app, lambda: words in inspector.text.object)
+        sites = {"block_gibbs": 3, "pas": 3}.get(sampler)
+        assert len(inspector.marks.data["x"]) == sites if sites else 1 <= len(inspector.marks.data["x"]) <= 4
+        image = inspector._panel.source.data["image"][0]
+        if sampler == "pas":  # the first flip's distribution
+            np.testing.assert_allclose((10.0 ** image[np.isfinite(image)]).sum(), 1.0, atol=1e-5)
+        assert "nan" not in inspector.text.object
+    finally:
+        app.close()
+
+
 def test_tuned_step_size_is_exported_once_frozen():
     app = make_explorer(target="ising_lattice", target_params={"size": 6}, sampler="dmala",
                         sampler_params={"burn_in": 10}, n_chains=2, statistic="magnetisation")

@@ -7,6 +7,7 @@ import pytest
 
 import samplers
 import targets
+from samplers.gibbs import all_blocks
 from samplers.inspection import inspect_move
 
 from tests.tiny import TINY_TARGETS
@@ -55,3 +56,48 @@ def test_other_moves_report_what_changed_and_the_outcome():
     sampler, before, inspection = last_move("swendsen_wang", target)
     assert inspection.kind == "other" and inspection.log_q is None and inspection.accepted
     np.testing.assert_array_equal(np.flatnonzero(sampler.states[1] != before), inspection.proposed_sites)
+
+
+@pytest.mark.parametrize("name, params", [("block_gibbs", {"block_size": 2}),
+                                          ("hamming_ball", {"block_size": 3, "radius": 1})])
+def test_a_block_move_and_its_probability_match_the_exact_kernel(name, params):
+    target = TINY_TARGETS["ising1d"]()
+    sampler, before, inspection = last_move(name, target, **params)
+    assert inspection.kind == "block" and inspection.path.size == params["block_size"] and inspection.acceptance == 1
+    assert set(inspection.proposed_sites) <= set(inspection.path)
+    np.testing.assert_allclose(np.exp(inspection.log_block_choice), 1 / len(all_blocks(6, params["block_size"])))
+    # the chance of each state y in the exact row is Σ over blocks B of P(B) · P(y_B | x, B), the inspector's numbers
+    states, probs = sampler.transition_row(before)
+    blocks = all_blocks(before.size, params["block_size"])
+    for y in np.unique(states, axis=0):
+        moves = [sampler.block_move_probability(before, block, y[block]) for block in blocks
+                 if np.array_equal(np.delete(y, block), np.delete(before, block))]
+        np.testing.assert_allclose(np.sum(moves) / len(blocks), probs[(states == y).all(axis=1)].sum(), rtol=1e-10)
+
+
+def test_a_path_move_matches_the_exact_kernel():
+    target = TINY_TARGETS["frustrated_boltzmann"]()
+    for length in (1, 3):
+        sampler, before, inspection = last_move("pas", target, burn_in=0, path_length=length, random_length=False)
+        assert inspection.kind == "path" and inspection.path.size == length
+        np.testing.assert_allclose(np.exp(inspection.log_q).sum(), 1.0, atol=1e-12)  # the first flip's distribution
+        y = before.copy()
+        y[inspection.path] ^= 1
+        assert set(inspection.proposed_sites) == set(inspection.path)
+        states, probs = sampler.transition_row(before)
+        chance = probs[(states == y).all(axis=1)].sum()  # summed over the path's orders
+        move = np.exp(inspection.log_q_forward) * inspection.acceptance
+        assert move == pytest.approx(chance, rel=1e-10) if length == 1 else 0 < move < chance
+        np.testing.assert_allclose(np.log(inspection.acceptance), min(0.0, inspection.log_target_ratio
+                                   + inspection.log_q_reverse - inspection.log_q_forward), atol=1e-12)
+
+
+def test_a_walk_move_shows_both_walks_and_eq6s_acceptance():
+    target = targets.make("ising_lattice", size=4, beta=0.4)
+    sampler, before, inspection = last_move("intracluster", target, n_active=8, walk_length=3, gamma=0.3)
+    assert inspection.kind == "walk" and inspection.path.size == 6  # two walks of k = 3 flips
+    flips = np.zeros(before.size, dtype=np.uint8)
+    np.add.at(flips, inspection.path, 1)
+    np.testing.assert_array_equal(np.flatnonzero(flips % 2), inspection.proposed_sites)  # the walks reach y
+    np.testing.assert_allclose(np.log(inspection.acceptance), min(0.0, inspection.log_target_ratio
+                               + inspection.log_q_reverse - inspection.log_q_forward), atol=1e-9)

@@ -6,11 +6,14 @@ Opening the card asks the worker to record the shown chain's moves
 run goes on and after every Step when paused. The image is the proposal over the
 state's sites on its lattice (or grid), log₁₀ scale with a colour bar: for a
 single-flip proposal the chance Q(x^(j) | x) that bit j is the one proposed, for
-independent flips (DMALA, DLMC) each bit's own flip probability. The sites the
-move proposed to change are outlined, red if it was rejected, green if accepted.
-The text gives the move's probability, the reverse move's, the target ratio and
-the acceptance probability with the outcome; for proposals built on the
-gradient, a scatter of the estimated flip log-ratios against the exact ones.
+independent flips (DMALA, DLMC) each bit's own flip probability, for a path
+(PAS) the first flip's; for a block or walk move, the state itself. The sites
+the move proposed to change (a block's, a path's or the walks' sites) are
+outlined, red if it was rejected, green if accepted. The text gives the move's
+probability (a block's, a path's, the walks' log f of Eq. 3), the reverse
+move's, the target ratio and the acceptance probability with the outcome; for
+proposals built on the gradient, a scatter of the estimated flip log-ratios
+against the exact ones.
 """
 
 from __future__ import annotations
@@ -34,6 +37,12 @@ OUTCOME_COLOURS = {True: "#2a9d8f", False: "#e63946"}  # accepted, rejected
 COLOUR_BAR_PIXELS = 60
 
 
+def _sites(sites: np.ndarray, limit: int = 12) -> str:
+    """Sites in order, the first ``limit`` of a long list."""
+    shown = " → ".join(str(site) for site in sites[:limit])
+    return shown + (f" → … ({sites.size} in all)" if sites.size > limit else "")
+
+
 def describe(inspection: ProposalInspection) -> str:
     """The move in words and numbers (HTML)."""
     sites = inspection.proposed_sites
@@ -42,17 +51,33 @@ def describe(inspection: ProposalInspection) -> str:
         "<b style='color:#e63946'>rejected</b>"
     text = [f"Step {inspection.step:,}. Proposed: flip {where}; "
             f"p̃(y)/p̃(x) = {math.exp(min(inspection.log_target_ratio, 700)):.4g}; {outcome}."]
-    if inspection.kind != "other":
+    kind, path = inspection.kind, inspection.path
+    if kind == "block":
+        text.append(f"Block {{{', '.join(map(str, path))}}} chosen uniformly (P = "
+                    f"{math.exp(inspection.log_block_choice):.3g}); the values drawn for it had probability "
+                    f"{math.exp(inspection.log_q_forward):.3g} given the rest. A Gibbs block move is always kept "
+                    "(it may keep the block's values).")
+    elif kind == "path":
+        text.append(f"Path of {path.size} flips {_sites(path)}: q(path | x) = {math.exp(inspection.log_q_forward):.3g}"
+                    f", the reversed path from y q = {math.exp(inspection.log_q_reverse):.3g}; acceptance "
+                    f"probability {inspection.acceptance:.3g}.")
+        text.append("Colours: the chance w_j / W that bit j is the path's first flip (log₁₀).")
+    elif kind == "walk":
+        half = path.size // 2
+        text.append(f"First walk {_sites(path[:half])}; second walk {_sites(path[half:])}. Path probabilities "
+                    f"(Eq. 3): log f(forward) = {inspection.log_q_forward:.4g}, log f(reverse) = "
+                    f"{inspection.log_q_reverse:.4g}; acceptance probability (Eq. 6) {inspection.acceptance:.3g}.")
+    elif kind != "other":
         text.append(f"q(y | x) = {math.exp(inspection.log_q_forward):.3g}, reverse q(x | y) = "
                     f"{math.exp(inspection.log_q_reverse):.3g}; acceptance probability "
                     f"{inspection.acceptance:.3g}.")
-    if inspection.kind == "single flip":
+    if kind == "single flip":
         text.append("Colours: the chance Q(x^(j) | x) that bit j is the one proposed (log₁₀).")
-    elif inspection.kind == "independent flips":
+    elif kind == "independent flips":
         text.append("Colours: each bit's own chance to flip in this move (log₁₀); all flips are proposed together.")
-    else:
-        text.append("This sampler's proposal is not a distribution over single sites (blocks, paths, clusters, "
-                    "walks or replicas): the outlined sites are what the move changed.")
+    elif kind == "other":
+        text.append("This sampler's proposal is not a distribution over single sites, blocks or paths (clusters "
+                    "or replicas): the outlined sites are what the move changed.")
     return "<br>".join(text)
 
 
@@ -119,9 +144,11 @@ class InspectorView(LiveView):
         return as_image(values, info.image_shape, self._depth, info.image_positions)
 
     def _outlines(self, inspection: ProposalInspection) -> dict:
-        """Cell centres of the proposed sites shown in this image (a 3-D lattice: the shown slice's only)."""
+        """Cell centres of the proposed sites, or of the block's, path's or walks' sites, shown in this image (a 3-D
+        lattice: the shown slice's only)."""
         info = self._info
-        x, y = cell_centres(inspection.proposed_sites, info.image_shape, info.dim, self._depth, info.image_positions)
+        sites = inspection.proposed_sites if inspection.path is None else np.unique(inspection.path)
+        x, y = cell_centres(sites, info.image_shape, info.dim, self._depth, info.image_positions)
         return {"x": x.tolist(), "y": y.tolist(), "colour": [OUTCOME_COLOURS[inspection.accepted]] * x.size}
 
     def opened(self, is_open: bool) -> None:
