@@ -50,7 +50,8 @@ def claims_table(rows: list[dict]) -> str:
                 cells.append(f"<td>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     # in a box that scrolls sideways: a narrow screen scrolls the table, not the page
-    return (f'{STYLE}<div class="scroll-x" style="overflow-x: auto; max-width: 100%"><table class="claims"><tr>{head}</tr>'
+    return (f'{STYLE}<div class="scroll-x" style="overflow-x: auto; max-width: 100%">'
+            f'<table class="claims"><tr>{head}</tr>'
             f'{"".join(body)}</table></div>')
 
 

@@ -3,7 +3,8 @@
 2-D lattices are drawn as the lattice, a 3-D lattice as one slice (slider),
 a ring as a row of spins, variable selection as a row of named predictors, a
 DAG as its adjacency matrix (parents × children, named), other targets as a
-near-square grid of their bits (row-major; see ``model.images``). For the segmentation target the ground-truth object and
+near-square grid of their bits (row-major; see ``model.images``). For the
+segmentation target the ground-truth object and
 the noisy observation are drawn beside it. The running mean of the chain's
 states (its marginals) can be shown too. The worker draws the chain, slice
 and mean asked for here (``RunClient.show``) into each snapshot's images;
