@@ -35,6 +35,7 @@ from .lattice import ImagePanel
 
 OUTCOME_COLOURS = {True: "#2a9d8f", False: "#e63946"}  # accepted, rejected
 COLOUR_BAR_PIXELS = 60
+PICTURE_TITLE = "log₁₀ proposal at x"
 
 
 def _sites(sites: np.ndarray, limit: int = 12) -> str:
@@ -89,7 +90,7 @@ class InspectorView(LiveView):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._panel = ImagePanel("log₁₀ proposal at x", "Viridis256", low=-3.0, high=0.0)
+        self._panel = ImagePanel(PICTURE_TITLE, "Viridis256", low=-3.0, high=0.0)
         self._panel.figure.add_layout(ColorBar(color_mapper=self._panel.mapper, width=10, padding=2), "right")
         self.marks = ColumnDataSource({"x": [], "y": [], "colour": []})
         # A ring of fixed screen size around each proposed site: visible however small the lattice's cells are.
@@ -132,6 +133,7 @@ class InspectorView(LiveView):
             self._panel.show(self._picture(log10_q))
         else:
             self._panel.show(self._picture(inspection.before.astype(float) - 2.0))
+        self._panel.figure.title.text = f"{PICTURE_TITLE} (step {inspection.step:,})"
         self.marks.data = self._outlines(inspection)
         self.text.object = describe(inspection)
         estimated = inspection.estimated_log_ratio

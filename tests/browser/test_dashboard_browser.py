@@ -645,12 +645,46 @@ def _answers(url: str) -> bool:
         return False
 
 
+#: The proposal inspector's picture as drawn in the page: its title (with the step), its values (log₁₀ Q per site)
+#: and Σ 10^value.
+INSPECTOR_IMAGE_JS = """
+() => {
+  const docs = (window.Bokeh && window.Bokeh.documents) || [];
+  if (!docs.length || !docs[0].views_manager) return null;
+  const plots = docs[0].views_manager.query(view => Array.isArray(view.model.renderers) && view.model.title != null);
+  for (const view of plots) {
+    const title = typeof view.model.title === "string" ? view.model.title : view.model.title.text;
+    if (!title.startsWith("log₁₀ proposal at x")) continue;
+    for (const renderer of view.model.renderers) {
+      const data = renderer.data_source && renderer.data_source.data;
+      if (!data || !data.image) continue;
+      const values = Array.from(data.image[0]);
+      const total = values.filter(Number.isFinite).reduce((sum, value) => sum + Math.pow(10, value), 0);
+      return {title: title, values: values.join(","), total: total};
+    }
+  }
+  return null;
+}
+"""
+
+
 def test_proposal_inspector_shows_each_step(page: Page):
     page.get_by_text("Proposal inspector").first.click()
-    for step in (1, 2):
+    pictures = []
+    for step in (1, 2, 3):
         button(page, "Step").click()
-        expect(page.locator(".inspector-text")).to_contain_text(re.compile(rf"Step {step}\. Proposed: flip bit \d+"))
+        text = page.locator(".inspector-text")
+        expect(text).to_contain_text(re.compile(rf"Step {step}\. Proposed: flip bit \d+"))
+        picture = wait_for(lambda: page.evaluate(INSPECTOR_IMAGE_JS),
+                           lambda found: found is not None and found["title"].endswith(f"(step {step})"),
+                           what=f"the inspector's picture of step {step}")
+        assert picture["total"] == pytest.approx(1.0, abs=1e-4)  # Q(x^(j) | x) over the sites sums to one
+        picture["accepted"] = text.filter(has_text=re.compile(rf"Step {step}\..*\baccepted\b")).count() == 1
+        pictures.append(picture)
     expect(page.locator(".inspector-text")).to_contain_text("acceptance probability")
+    # the picture is the proposal at the state before each step: it changes after every accepted move
+    for picture, following in zip(pictures, pictures[1:]):
+        assert picture["accepted"] == (picture["values"] != following["values"])
 
 
 #: Visible elements whose right edge is past the window's (cut off, or widening the page), except inside a box meant
