@@ -7,7 +7,7 @@
 # Each target bootstraps the virtual environment in .venv from nothing (only
 # Python 3.11 with pip and venv is needed) and installs what it needs. One stamp
 # file per requirements file records a finished install, so an edited
-# requirements file triggers a reinstall, `make serve` installs only the runtime
+# requirements file (or pyproject.toml) triggers a reinstall, `make serve` installs only the runtime
 # dependencies, and `make test` installs the test dependencies as well.
 
 PYTHON ?= python3
@@ -47,7 +47,7 @@ $(VENV_STAMP):
 # Runtime dependencies, and this project itself (editable, so that notebooks and
 # scripts anywhere import targets, samplers and dashboard). torch is pinned (==2.13.0) in requirements.txt so that
 # pip takes the CPU wheel that lies on this machine's disk.
-$(RUN_STAMP): requirements.txt $(VENV_STAMP)
+$(RUN_STAMP): requirements.txt pyproject.toml $(VENV_STAMP)
 	$(BIN)/python -m pip install -r requirements.txt
 	$(BIN)/python -m pip install --no-deps --editable .
 	$(COMPILE_KERNELS)
@@ -55,7 +55,7 @@ $(RUN_STAMP): requirements.txt $(VENV_STAMP)
 
 # Runtime and test dependencies (requirements-dev.txt includes requirements.txt, so the runtime stamp is
 # written too: `make serve` after `make test` starts at once).
-$(DEV_STAMP): requirements-dev.txt requirements.txt $(VENV_STAMP)
+$(DEV_STAMP): requirements-dev.txt requirements.txt pyproject.toml $(VENV_STAMP)
 	$(BIN)/python -m pip install -r requirements-dev.txt
 	$(BIN)/python -m pip install --no-deps --editable .
 	$(COMPILE_KERNELS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -17,6 +18,13 @@ LSB_HELPS = {
     "chains": "chains per run",
     "reference_steps": "steps of the long run from over-dispersed starts that gives the equilibrium reference",
 }
+#: The options of every benchmark that runs as a sweep (``sweeps``), and their defaults.
+SWEEP_HELPS = {
+    "workers": "worker processes of a local Dask cluster (0: run here, one run after the other)",
+    "scheduler": "address of an existing Dask scheduler, e.g. tcp://host:8786 (then --workers is ignored)",
+    "results": "directory of the stored runs (default: benchmarks/results); stored runs are not computed again",
+}
+SWEEP_DEFAULTS = {"workers": os.cpu_count() or 1, "scheduler": "", "results": ""}
 #: The options the OPAD paper's benchmarks share.
 OPAD_HELPS = {
     "steps": "steps per chain (the paper: 10^4 and 10^6)",

@@ -17,7 +17,7 @@ from pathlib import Path
 BENCHMARKS = ["core_throughput", "dashboard_live", "lsb_cost", "lsb_segmentation", "lsb_rbm", "lsb_markov",
               "opad_ising", "opad_bvs", "opad_dag", "exact_enumeration", "intracluster_paper", "intracluster_cost",
               "kernels_vs_reference", "paper_claims", "discs_ising",
-              "classroom"]
+              "classroom", "sweep_scaling"]
 HELP = ("-h", "--help")
 
 
@@ -30,12 +30,24 @@ def summary(name: str) -> str:
     return (ast.get_docstring(_tree(name)) or "").splitlines()[0]
 
 
+def _shared_defaults(name: str) -> list[str]:
+    """The keys of the dictionary literal ``name`` in ``benchmarks/__init__.py`` (e.g. ``SWEEP_DEFAULTS``)."""
+    for node in ast.walk(_tree("__init__")):
+        if (isinstance(node, ast.Assign) and any(getattr(target, "id", "") == name for target in node.targets)
+                and isinstance(node.value, ast.Dict)):
+            return [key.value for key in node.value.keys]
+    return []
+
+
 def declared_options(name: str) -> set[str]:
-    """The ``--options`` benchmark ``name`` declares: the keywords of its ``arguments("name", argv, ...)`` call."""
+    """The ``--options`` benchmark ``name`` declares: the keywords of its ``arguments("name", argv, ...)`` call
+    (``**SWEEP_DEFAULTS`` stands for the keys of that dictionary in ``benchmarks/__init__.py``)."""
     for node in ast.walk(_tree(name)):
         if (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "arguments" and node.args
                 and isinstance(node.args[0], ast.Constant) and node.args[0].value == name):
-            return {"--" + keyword.arg.replace("_", "-") for keyword in node.keywords if keyword.arg != "helps"}
+            keys = [key for keyword in node.keywords for key in (
+                [keyword.arg] if keyword.arg else _shared_defaults(getattr(keyword.value, "id", "")))]
+            return {"--" + key.replace("_", "-") for key in keys if key != "helps"}
     return set()
 
 

@@ -2,7 +2,7 @@
 
 For each figure's target and the paper's reference MCMC, 20 chains each feed
 a ``ParticleStore``, and the exact KL(P‖π) of each chain's MCMC, OPAD and
-OPAD+ approximations is read (``benchmarks.opad_runs.kl_curves``). The claim
+OPAD+ approximations is read (one ``benchmarks.opad_runs.opad_run`` each). The claim
 is about a ratio of divergences, so the axis (iterations, with OPAD+ using
 the proposals the chain scored anyway) is shared and fair; what the paper's
 figures leave open is *which* approximation and *when*: its plots run to 10⁴
@@ -20,36 +20,33 @@ from __future__ import annotations
 
 import numpy as np
 
-import targets
+from sweeps import perform
 
 from .claims import Claim, verdict
-from .opad_dag import DATA_SEEDS
-from .opad_runs import kl_curves, log_normaliser
+from .opad_dag import dag_params
+from .opad_ising import ISING
+from .opad_runs import Curves, opad_run
 
 #: The tenfold reduction the paper claims at least.
 CLAIMED = 10.0
 
 
-def cases(args) -> list[tuple[str, str, object, str, list[int]]]:
-    """(figure, target title, target, the paper's reference MCMC, horizons) of each figure audited."""
+def cases(args) -> list[tuple[str, str, tuple[str, dict], str, list[int]]]:
+    """(figure, target title, (target, its parameters), the paper's reference MCMC, horizons) of each figure."""
     return [
-        ("Fig. 1", "1-D Ising chain, m = 15", targets.make("ising1d", m=15, beta=0.5, J=1.0, h=0.1, mu=1.0),
-         "metropolis", sorted({args.opad_steps, args.opad_long_steps})),
+        ("Fig. 1", "1-D Ising chain, m = 15", ("ising1d", ISING), "metropolis",
+         sorted({args.opad_steps, args.opad_long_steps})),
         ("Fig. 2", "Bayesian variable selection, synthetic m = 20, n = 200",
-         targets.make("bvs", dataset="synthetic", n_predictors=20, n_samples=200, seed=0), "metropolis",
+         ("bvs", {"dataset": "synthetic", "n_predictors": 20, "n_samples": 200, "seed": 0}), "metropolis",
          [args.opad_steps]),
-        ("Fig. 3", "DAGs on 5 nodes, ER(5, 2)",
-         targets.make("dag", n_nodes=5, expected_degree=2.0, n_samples=200, seed=DATA_SEEDS[2.0]), "structure_mcmc",
-         [args.opad_steps]),
-        ("Fig. 4", "DAGs on 5 nodes, ER(5, 2)",
-         targets.make("dag", n_nodes=5, expected_degree=2.0, n_samples=200, seed=DATA_SEEDS[2.0]), "partition_mcmc",
-         [args.opad_steps]),
+        ("Fig. 3", "DAGs on 5 nodes, ER(5, 2)", ("dag", dag_params(2.0)), "structure_mcmc", [args.opad_steps]),
+        ("Fig. 4", "DAGs on 5 nodes, ER(5, 2)", ("dag", dag_params(2.0)), "partition_mcmc", [args.opad_steps]),
     ]
 
 
-def reductions(target, name: str, steps: int, chains: int) -> dict[str, np.ndarray]:
-    """Per chain, KL(MCMC) / KL(OPAD) and / KL(OPAD+) after ``steps`` steps of ``name``."""
-    curves = kl_curves(name, target, log_normaliser(target), name, {}, steps, chains, seed=0)
+def reductions(target: tuple[str, dict], name: str, steps: int, chains: int) -> dict[str, np.ndarray]:
+    """Per chain, KL(MCMC) / KL(OPAD) and / KL(OPAD+) after ``steps`` steps of ``name`` (one run, here)."""
+    curves = Curves.from_result(name, perform(opad_run(name, *target, name, {}, steps, chains), sweep_seed=0))
     last = {kind: values[-1] for kind, values in curves.kl.items()}
     with np.errstate(divide="ignore"):
         return {kind: last["mcmc"] / last[kind] for kind in ("opad", "opad_plus")}

@@ -17,11 +17,9 @@ Run:  python -m benchmarks opad_bvs [--steps 10000 --chains 20]
 
 from __future__ import annotations
 
-import targets
-
-from . import OPAD_HELPS, arguments, progress
+from . import OPAD_HELPS, SWEEP_DEFAULTS, SWEEP_HELPS, arguments
 from .opad_ising import sampler_set
-from .opad_runs import cost_table, kl_curves, log_normaliser, table
+from .opad_runs import cost_table, opad_run, stored, sweep_curves, table
 
 DATASETS = {
     "synthetic (m = 20, n = 200)": {"dataset": "synthetic", "n_predictors": 20, "n_samples": 200, "seed": 0},
@@ -30,14 +28,16 @@ DATASETS = {
 
 
 def main(argv=None) -> None:
-    args = arguments("opad_bvs", argv, steps=10_000, chains=20, seed=0, helps=OPAD_HELPS)
-    for title, params in DATASETS.items():
-        target = targets.make("bvs", **params)
-        log_z = log_normaliser(target)
-        curves = [kl_curves(label, target, log_z, name, sampler_params, args.steps, args.chains, args.seed, scored)
-                  for label, (name, sampler_params, scored) in progress(sampler_set("barker", "t/(1+t)").items(),
-                                                                        f"BVS {title}")]
+    args = arguments("opad_bvs", argv, steps=10_000, chains=20, seed=0, **SWEEP_DEFAULTS,
+                     helps=OPAD_HELPS | SWEEP_HELPS)
+    samplers = sampler_set("barker", "t/(1+t)")
+    runs = {title: [opad_run(label, "bvs", params, name, sampler_params, args.steps, args.chains, scored)
+                    for label, (name, sampler_params, scored) in samplers.items()]
+            for title, params in DATASETS.items()}
+    curves = sweep_curves("opad_bvs", [run for group in runs.values() for run in group], args)
+    for title, group in runs.items():
         print(f"\nBVS, {title}; {args.chains} chains")
-        table(curves)
+        shown = stored(curves, group)
+        table(shown)
         print()
-        cost_table(curves)
+        cost_table(shown)

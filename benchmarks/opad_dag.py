@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import targets
 
-from . import OPAD_HELPS, arguments, progress
-from .opad_runs import cost_table, kl_curves, log_normaliser, table
+from . import OPAD_HELPS, SWEEP_DEFAULTS, SWEEP_HELPS, arguments
+from .opad_runs import cost_table, opad_run, stored, sweep_curves, table
 
 #: Seed of each ER(5, d) data set: one whose graph has about its expected n·d/2 = 2.5, 5, 7.5 edges (it has 3, 5
 #: and 8), so the three posteriors differ as the paper's do (seed 0 gives ER(5, 1) and ER(5, 2) one same 1-edge graph).
@@ -32,17 +32,23 @@ SAMPLERS = {
 }
 
 
+def dag_params(degree: float) -> dict:
+    """The target parameters of the ER(5, ``degree``) data set."""
+    return {"n_nodes": 5, "expected_degree": degree, "n_samples": 200, "seed": DATA_SEEDS.get(degree, 0)}
+
+
 def main(argv=None) -> None:
-    args = arguments("opad_dag", argv, steps=10_000, chains=20, seed=0, degrees="1,2,3", helps=OPAD_HELPS | {
-        "degrees": "comma-separated expected degrees of the ER(5, degree) data-generating DAGs"})
-    for degree in (float(d) for d in args.degrees.split(",")):
-        target = targets.make("dag", n_nodes=5, expected_degree=degree, n_samples=200,
-                              seed=DATA_SEEDS.get(degree, 0))
-        log_z = log_normaliser(target)
-        curves = [kl_curves(label, target, log_z, name, params, args.steps, args.chains, args.seed, scored)
-                  for label, (name, params, scored) in progress(SAMPLERS.items(), f"ER(5, {degree:g})")]
-        print(f"\nDAGs on 5 nodes, BGe, data from ER(5, {degree:g}) with {int(target.true_adjacency.sum())} edges; "
-              f"{args.chains} chains")
-        table(curves)
+    args = arguments("opad_dag", argv, steps=10_000, chains=20, seed=0, degrees="1,2,3", **SWEEP_DEFAULTS,
+                     helps=OPAD_HELPS | SWEEP_HELPS | {
+                         "degrees": "comma-separated expected degrees of the ER(5, degree) data-generating DAGs"})
+    degrees = [float(d) for d in args.degrees.split(",")]
+    runs = {degree: [opad_run(label, "dag", dag_params(degree), name, params, args.steps, args.chains, scored)
+                     for label, (name, params, scored) in SAMPLERS.items()] for degree in degrees}
+    curves = sweep_curves("opad_dag", [run for group in runs.values() for run in group], args)
+    for degree, group in runs.items():
+        edges = int(targets.make("dag", **dag_params(degree)).true_adjacency.sum())
+        print(f"\nDAGs on 5 nodes, BGe, data from ER(5, {degree:g}) with {edges} edges; {args.chains} chains")
+        shown = stored(curves, group)
+        table(shown)
         print()
-        cost_table(curves)
+        cost_table(shown)

@@ -6,9 +6,11 @@ paper's uniform single-flip proposal with MH acceptance), ``locally_balanced``
 (√t), the same with OPAD+ holding every scored neighbour (beyond the paper),
 and ``lsb`` (LSB1, burn-in 500) — each feed a ``ParticleStore``; at
 log-spaced checkpoints the exact KL of each chain's three approximations is
-read in O(1). Prints the mean over chains with the 2.5–97.5 % range and the
-ratios MCMC/OPAD and MCMC/OPAD+, then the store's bookkeeping time relative to
-the sampler's own step and its memory per particle.
+read in O(1). Each sampler's chains are one run of a sweep, executed on Dask
+and stored (``--workers``, ``--scheduler``, ``--results``). Prints the mean over
+chains with the 2.5–97.5 % range and the ratios MCMC/OPAD and MCMC/OPAD+, then
+the store's bookkeeping time relative to the sampler's own step and its memory
+per particle.
 
 Run:  python -m benchmarks opad_ising [--steps 10000 --chains 20 --samplers metropolis,locally_balanced,lsb]
       (the paper: 10^4 and 10^6 steps; --samplers picks by registry name, default all)
@@ -16,10 +18,11 @@ Run:  python -m benchmarks opad_ising [--steps 10000 --chains 20 --samplers metr
 
 from __future__ import annotations
 
-import targets
+from . import OPAD_HELPS, SWEEP_DEFAULTS, SWEEP_HELPS, arguments
+from .opad_runs import cost_table, opad_run, stored, sweep_curves, table
 
-from . import OPAD_HELPS, arguments, progress
-from .opad_runs import cost_table, kl_curves, log_normaliser, table
+#: The paper's 1-D Ising chain.
+ISING = {"m": 15, "beta": 0.5, "J": 1.0, "h": 0.1, "mu": 1.0}
 
 
 
@@ -34,15 +37,14 @@ def sampler_set(balancing: str = "sqrt", label: str = "√t") -> dict:
 
 
 def main(argv=None) -> None:
-    args = arguments("opad_ising", argv, steps=10_000, chains=20, seed=0, samplers="all", helps=OPAD_HELPS | {
-        "samplers": "comma-separated registry names of the samplers to run (metropolis, locally_balanced, lsb), "
-                    "or all"})
-    target = targets.make("ising1d", m=15, beta=0.5, J=1.0, h=0.1, mu=1.0)
-    log_z = log_normaliser(target)
+    args = arguments("opad_ising", argv, steps=10_000, chains=20, seed=0, samplers="all", **SWEEP_DEFAULTS,
+                     helps=OPAD_HELPS | SWEEP_HELPS | {
+                         "samplers": "comma-separated registry names of the samplers to run (metropolis, "
+                                     "locally_balanced, lsb), or all"})
     chosen = None if args.samplers == "all" else set(args.samplers.split(","))
-    chosen_set = [(label, entry) for label, entry in sampler_set().items() if chosen is None or entry[0] in chosen]
-    curves = [kl_curves(label, target, log_z, name, params, args.steps, args.chains, args.seed, scored)
-              for label, (name, params, scored) in progress(chosen_set, "samplers")]
+    runs = [opad_run(label, "ising1d", ISING, name, params, args.steps, args.chains, scored)
+            for label, (name, params, scored) in sampler_set().items() if chosen is None or name in chosen]
+    curves = stored(sweep_curves("opad_ising", runs, args), runs)
     print(f"1-D Ising chain m = 15, β = 0.5, J = 1, h = 0.1; {args.chains} chains")
     table(curves)
     print()

@@ -1,26 +1,31 @@
-"""Shared machinery of the OPAD paper's experiments: exact KL curves of MCMC, OPAD and OPAD+ per chain.
+"""Shared machinery of the OPAD paper's experiments: exact KL curves of MCMC, OPAD and OPAD+ per chain, as sweeps.
 
-``kl_curves`` runs one sampler's chains on an enumerable target, feeds every
-step record to a ``ParticleStore`` and reads the exact KL(P‖π) of each chain's
-three approximations at log-spaced checkpoints (O(1) each). It also times the
-store's bookkeeping against the sampler's own steps and measures the store's
-memory per particle. ``table`` prints the curves as a Markdown table: mean
-over chains with the 2.5–97.5 % range, and the ratios of the means
-MCMC/OPAD and MCMC/OPAD+ (the paper reports one to three orders of magnitude).
+Each sampler's chains on an enumerable target are one run of a sweep
+(``opad_run``: a ``RunSpec`` with KL checkpoints): ``sweeps.perform`` feeds
+every step record to a ``ParticleStore`` and reads the exact KL(P‖π) of each
+chain's three approximations at log-spaced checkpoints (O(1) each), timing the
+store's bookkeeping against the sampler's own steps and measuring its memory
+per particle. ``sweep_curves`` runs a benchmark's sweep on Dask (``--workers``,
+``--scheduler``, ``--results``: see ``benchmarks.SWEEP_HELPS``), resuming from
+the runs already stored, and reads the curves back from the stored results.
+``table`` prints them as a Markdown table: mean over chains with the
+2.5–97.5 % range, and the ratios of the means MCMC/OPAD and MCMC/OPAD+ (the
+paper reports one to three orders of magnitude).
 """
 
 from __future__ import annotations
 
-import time
+import sys
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import logsumexp
 
-import samplers
-from samplers.opad import KINDS, ParticleStore
-from samplers.warmup import kernels_ready, warm_up
-from targets.base import Target
+from dashboard.model.config import RunConfig
+from samplers.opad import KINDS
+from sweeps import RunSpec, Sweep, run_sweep
+
+#: KL checkpoints of each run (log-spaced from 10 to the last step).
+CHECKPOINTS = 7
 
 
 @dataclass(frozen=True)
@@ -40,43 +45,35 @@ class Curves:
         """Store bookkeeping time as a fraction of the sampler's step time."""
         return self.store_seconds / self.step_seconds
 
-
-def checkpoints(steps: int, count: int = 7) -> list[int]:
-    """Log-spaced checkpoints from 10 to ``steps``."""
-    return sorted({int(round(v)) for v in np.geomspace(min(10, steps), steps, count)})
-
-
-def log_normaliser(target: Target) -> float:
-    """log Z by enumeration (once per target, shared by every sampler's store)."""
-    return float(logsumexp(target.enumerate()[1]))
+    @classmethod
+    def from_result(cls, label: str, result: dict) -> Curves:
+        """The curves of one stored (or freshly performed) run."""
+        return cls(label, [int(step) for step in result["kl_step"]], {kind: result[f"kl_{kind}"] for kind in KINDS},
+                   result["step_seconds"], result["store_seconds"], result["n_particles"], result["store_bytes"])
 
 
-def kl_curves(label: str, target: Target, log_z: float, name: str, params: dict, steps: int, chains: int,
-              seed: int, scored_neighbours: bool = False) -> Curves:
-    """Run ``name`` for ``steps`` steps and read every chain's exact KL at the checkpoints."""
-    if not kernels_ready():
-        warm_up()  # load the compiled kernels before anything is timed
-    extra = {"record_neighbours": True} if scored_neighbours else {}
-    sampler = samplers.make(name, target, n_chains=chains, seed=seed, **params, **extra)
-    store = ParticleStore(target, scored_neighbours=scored_neighbours)
-    store.log_z = log_z
-    marks = set(checkpoints(steps))
-    step_seconds = store_seconds = 0.0
-    rows = []
-    for k in range(1, steps + 1):
-        started = time.perf_counter()
-        record = sampler.step()
-        stepped = time.perf_counter()
-        store.update(record)
-        if k in marks:
-            store.flush()
-        store_seconds += time.perf_counter() - stepped
-        step_seconds += stepped - started
-        if k in marks:
-            rows.append([[store.kl(i)[kind] for i in range(chains)] for kind in KINDS])
-    table = np.array(rows)  # (checkpoints, kinds, chains)
-    return Curves(label, sorted(marks), {kind: table[:, j] for j, kind in enumerate(KINDS)}, step_seconds,
-                  store_seconds, store.n_particles, store.nbytes)
+def opad_run(label: str, target: str, target_params: dict, sampler: str, sampler_params: dict, steps: int,
+             chains: int, scored_neighbours: bool = False) -> RunSpec:
+    """The run of ``chains`` chains of ``sampler`` for ``steps`` steps with exact KL checkpoints (OPAD+ with every
+    scored neighbour when ``scored_neighbours``)."""
+    config = RunConfig(target=target, target_params=target_params, sampler=sampler, sampler_params=sampler_params,
+                       n_chains=chains, statistic="log_prob", opad_neighbours=scored_neighbours)
+    return RunSpec(config, steps, trace_points=2, kl_checkpoints=CHECKPOINTS, label=label)
+
+
+def sweep_curves(name: str, runs: list[RunSpec], args) -> dict[str, Curves]:
+    """Run the sweep ``name`` of ``runs`` (seeded by ``args.seed``) as ``args`` say and read back each stored run's
+    curves by run id (a failed run is reported, and missing here)."""
+    report = run_sweep(Sweep(name, args.seed, tuple(runs)), args.results or None, workers=args.workers,
+                       scheduler=args.scheduler or None)
+    print(report.summary(), file=sys.stderr)
+    return {run.run_id: Curves.from_result(run.label, report.store.read(run.run_id)) for run in runs
+            if report.store.has(run.run_id)}
+
+
+def stored(curves: dict[str, Curves], runs: list[RunSpec]) -> list[Curves]:
+    """The curves of ``runs`` that are stored, in their order."""
+    return [curves[run.run_id] for run in runs if run.run_id in curves]
 
 
 def _cell(values: np.ndarray) -> str:

@@ -55,31 +55,32 @@ def test_unknown_options_are_refused():
     assert arguments("lsb_cost", ["--steps", "5"], steps=3).steps == 5
 
 
-def test_opad_ising_prints_kl_tables(capsys):
+def test_opad_ising_prints_kl_tables(capsys, tmp_path):
     from benchmarks import opad_ising
 
-    opad_ising.main(["--steps", "30", "--chains", "2"])
+    opad_ising.main(["--steps", "30", "--chains", "2", "--workers", "0", "--results", str(tmp_path)])
     out = capsys.readouterr().out
     assert out.count("| locally balanced √t, all scored | 30 |") == 1 and "bytes per particle" in out
 
 
-def test_opad_dag_prints_kl_and_cost_tables(capsys):
+def test_opad_dag_prints_kl_and_cost_tables(capsys, tmp_path):
     from benchmarks import opad_dag
 
-    opad_dag.main(["--steps", "20", "--chains", "2", "--degrees", "2"])
+    opad_dag.main(["--steps", "20", "--chains", "2", "--degrees", "2", "--workers", "2", "--results", str(tmp_path)])
     out = capsys.readouterr().out
     assert "ER(5, 2)" in out and "| partition MCMC | 20 |" in out and "| structure MCMC |" in out
 
 
-def test_kl_curves_hold_every_chains_exact_kl_at_the_checkpoints():
+def test_an_opad_run_holds_every_chains_exact_kl_at_the_checkpoints():
     import numpy as np
 
-    import targets
-    from benchmarks.opad_runs import checkpoints, kl_curves, log_normaliser
+    from benchmarks.opad_runs import CHECKPOINTS, Curves, opad_run
+    from sweeps import perform
+    from sweeps.perform import checkpoints
 
-    target = targets.make("ising1d", m=8)
-    curves = kl_curves("Metropolis", target, log_normaliser(target), "metropolis", {}, 50, 3, 0)
-    assert curves.steps == checkpoints(50) and curves.kl["mcmc"].shape == (len(curves.steps), 3)
+    curves = Curves.from_result("Metropolis", perform(opad_run("Metropolis", "ising1d", {"m": 8}, "metropolis", {},
+                                                               50, 3), sweep_seed=0))
+    assert curves.steps == checkpoints(50, CHECKPOINTS) and curves.kl["mcmc"].shape == (len(curves.steps), 3)
     assert np.all(curves.kl["mcmc"] >= curves.kl["opad"] - 1e-12) and curves.overhead > 0
 
 
@@ -242,3 +243,11 @@ def test_options_go_only_to_the_benchmarks_that_declare_them():
                    "discs_ising": ["--steps", "100", "--sizes=4,6", "--samplers", "pas"]}
     with pytest.raises(SystemExit, match="--degrees is not an option of opad_ising"):
         routed(["opad_ising"], ["--degrees", "1"])
+
+
+def test_sweep_scaling_prints_the_speed_up_and_the_overhead_per_run(capsys):
+    from benchmarks import sweep_scaling
+
+    sweep_scaling.main(["--runs", "2", "--run-seconds", "0.05"])
+    out = capsys.readouterr().out
+    assert "| 2 workers |" in out and "speed-up 2 workers / 1 worker:" in out and "scheduler overhead per run" in out

@@ -1,0 +1,19 @@
+"""Experiment sweeps: grids of independent runs, executed serially or on dask.distributed, stored and resumable.
+
+A ``Sweep`` is data: a name, a seed and ``RunSpec``s (a dashboard ``RunConfig``
+plus how long to run and what to record), each identified by a hash of its
+description (``RunSpec.run_id``). ``run_sweep`` computes the runs a results
+directory does not hold yet — in this process, on a local cluster of worker
+processes, or on an existing Dask cluster — and stores one file per run
+(``ResultStore``); tables and figures are then made from the stored results.
+A run's random stream comes only from (sweep seed, run hash) through
+``numpy.random.SeedSequence`` (``run_seed``), so a sweep gives the same numbers
+serially and on any number of workers.
+"""
+
+from .perform import perform
+from .runner import SweepReport, run_sweep
+from .spec import RunSpec, Sweep, grid, run_seed
+from .store import ResultStore
+
+__all__ = ["ResultStore", "RunSpec", "Sweep", "SweepReport", "grid", "perform", "run_seed", "run_sweep"]

@@ -1,0 +1,93 @@
+"""One run of a sweep, start to finish, in whatever process executes it: ``perform(spec, sweep_seed)``.
+
+The run's sampler is built from the spec's ``RunConfig`` with the seed
+``run_seed(sweep seed, run id)`` and stepped ``spec.steps`` times. It records
+log p̃ and the configuration's statistic of every chain at ``trace_points``
+evenly spaced steps (step 0 included), the acceptance rate over all steps and,
+when ``kl_checkpoints`` > 0, the exact KL(P‖π) of every chain's MCMC, OPAD and
+OPAD+ estimates at log-spaced steps (a ``ParticleStore`` fed every step
+record; the target must be small enough to enumerate). The process loads the
+compiled kernels once, before its first run is timed. Timings are CPU seconds
+of this process (``time.process_time``) for the sampler's steps and for the
+store's bookkeeping, and the wall time of the whole run; they are the only
+entries that differ between two executions of the same run (``TIMING_KEYS``).
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+
+import numba
+import numpy as np
+
+from dashboard.model.config import RunConfig
+from dashboard.model.opad_tracker import tracking_problem
+from dashboard.model.statistics import available_statistics
+from samplers.opad import KINDS, ParticleStore
+from samplers.warmup import kernels_ready, warm_up
+
+from .spec import RunSpec, run_seed
+
+#: Result entries measured rather than computed: they differ between executions of the same run.
+TIMING_KEYS = ("step_seconds", "store_seconds", "wall_seconds")
+
+
+def checkpoints(steps: int, count: int = 7) -> list[int]:
+    """``count`` log-spaced steps from 10 (or ``steps`` if fewer) to ``steps``, without repeats."""
+    return sorted({int(round(v)) for v in np.geomspace(min(10, steps), steps, count)})
+
+
+def versions() -> str:
+    """The versions a result was computed with (JSON)."""
+    return json.dumps({"python": platform.python_version(), "numpy": np.__version__, "numba": numba.__version__})
+
+
+def perform(spec: RunSpec, sweep_seed: int) -> dict:
+    """Run ``spec`` (see the module docstring); the result as a dictionary of arrays and numbers."""
+    if not kernels_ready():
+        warm_up()  # load the compiled kernels once per process, before anything is timed
+    started_wall = time.perf_counter()
+    seed = run_seed(sweep_seed, spec.run_id)
+    config = RunConfig.from_dict({**spec.config.to_dict(), "seed": seed})
+    target, sampler = config.build()
+    statistic = available_statistics(target)[config.statistic]
+    store = None
+    if spec.kl_checkpoints:
+        problem = tracking_problem(target)
+        if problem:
+            raise ValueError(f"KL checkpoints: {problem}")
+        store = ParticleStore(target, scored_neighbours=config.opad_neighbours)
+    traced = set(np.unique(np.linspace(0, spec.steps, spec.trace_points).round().astype(np.int64)).tolist())
+    marks = set(checkpoints(spec.steps, spec.kl_checkpoints)) if store is not None else set()
+    rows, kl_rows = [], []
+    accepted = 0
+    step_seconds = store_seconds = 0.0
+    for k in range(spec.steps + 1):
+        if k:
+            started = time.process_time()
+            record = sampler.step(record=store is not None)
+            stepped = time.process_time()
+            step_seconds += stepped - started
+            accepted += int(sampler.last_accepted.sum())
+            if store is not None:
+                store.update(record)
+                if k in marks:
+                    store.flush()
+                    kl_rows.append([[store.kl(chain)[kind] for chain in range(sampler.n_chains)] for kind in KINDS])
+                store_seconds += time.process_time() - stepped
+        if k in traced:
+            rows.append((k, sampler.n_evals, sampler.log_p.copy(), np.asarray(statistic(sampler.states, sampler.log_p),
+                                                                              dtype=np.float64)))
+    step, evals, log_prob, values = zip(*rows)
+    result = {"spec": json.dumps(spec.to_dict(), sort_keys=True), "sweep_seed": sweep_seed, "sampler_seed": seed,
+              "trace_step": np.array(step), "trace_evals": np.array(evals), "trace_log_prob": np.array(log_prob),
+              "trace_statistic": np.array(values), "acceptance": accepted / (spec.steps * sampler.n_chains),
+              "versions": versions(), "step_seconds": step_seconds, "store_seconds": store_seconds}
+    if store is not None:
+        table = np.array(kl_rows)  # (checkpoints, kinds, chains)
+        result |= {"kl_step": np.array(sorted(marks)), "n_particles": store.n_particles, "store_bytes": store.nbytes,
+                   **{f"kl_{kind}": table[:, j] for j, kind in enumerate(KINDS)}}
+    result["wall_seconds"] = time.perf_counter() - started_wall
+    return result

@@ -1,0 +1,115 @@
+"""What a sweep runs: ``RunSpec`` (one run, identified by a hash of its description) and ``Sweep`` (a named grid).
+
+A run's identity is the SHA-256 of its canonical JSON description — the
+``RunConfig`` (whose ``seed`` is the run's replicate number, not its random
+stream), the number of steps and what is recorded — so the same run has the
+same id in every sweep, on every machine, and a changed setting is a new run.
+Its sampler's seed is drawn from ``SeedSequence([sweep seed, run hash])``
+(``run_seed``): it depends on nothing else, in particular not on the order in
+which runs are executed or on how many workers execute them. (A run's chains
+are vectorised inside one sampler and share its stream.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from dashboard.model.config import RunConfig
+
+#: Version of the run description and result layout; part of every run's hash.
+FORMAT = 1
+
+
+@dataclass(frozen=True, eq=False)
+class RunSpec:
+    """One run: ``config`` (its ``seed`` numbers the replicate) stepped ``steps`` times.
+
+    ``trace_points``: how many evenly spaced steps keep log p̃ of every chain;
+    ``kl_checkpoints``: when > 0 (and the target can be enumerated), the exact
+    KL(P‖π) of every chain's MCMC, OPAD and OPAD+ estimates at that many
+    log-spaced steps; ``label``: the run's name in tables (not part of its id).
+    """
+
+    config: RunConfig
+    steps: int
+    trace_points: int = 200
+    kl_checkpoints: int = 0
+    label: str = ""
+
+    def __post_init__(self):
+        if self.steps < 1 or self.trace_points < 2 or self.kl_checkpoints < 0:
+            raise ValueError(f"a run needs steps ≥ 1, trace_points ≥ 2 and kl_checkpoints ≥ 0; got {self.steps}, "
+                             f"{self.trace_points}, {self.kl_checkpoints}")
+
+    def description(self) -> dict:
+        """The canonical description the run id hashes (the label excepted)."""
+        return {"format": FORMAT, "config": self.config.to_dict(), "steps": self.steps,
+                "trace_points": self.trace_points, "kl_checkpoints": self.kl_checkpoints}
+
+    @property
+    def run_id(self) -> str:
+        text = json.dumps(self.description(), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+    def to_dict(self) -> dict:
+        return {**self.description(), "label": self.label}
+
+    def __eq__(self, other) -> bool:  # the same run: the same description (a RunConfig compares by identity)
+        return isinstance(other, RunSpec) and other.run_id == self.run_id
+
+    def __hash__(self) -> int:
+        return hash(self.run_id)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> RunSpec:
+        if data.get("format", FORMAT) != FORMAT:
+            raise ValueError(f"run format {data.get('format')} is not {FORMAT}")
+        return cls(RunConfig.from_dict(data["config"]), int(data["steps"]), int(data.get("trace_points", 200)),
+                   int(data.get("kl_checkpoints", 0)), str(data.get("label", "")))
+
+
+def run_seed(sweep_seed: int, run_id: str) -> int:
+    """The seed of a run's sampler: from ``SeedSequence`` on (sweep seed, the run hash's 80 bits)."""
+    words = [int(run_id[i:i + 4], 16) for i in range(0, len(run_id), 4)]
+    return int(np.random.SeedSequence([sweep_seed, *words]).generate_state(1, dtype=np.uint32)[0])
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A named set of independent runs and the seed their streams derive from."""
+
+    name: str
+    seed: int
+    runs: tuple[RunSpec, ...]
+
+    def __post_init__(self):
+        ids = [run.run_id for run in self.runs]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"sweep {self.name!r} lists the same run twice")
+        if not self.name or any(char in self.name for char in "/\\") or self.name.startswith("."):
+            raise ValueError(f"a sweep's name must be a plain directory name; got {self.name!r}")
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "seed": self.seed, "runs": [run.to_dict() for run in self.runs]}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Sweep:
+        return cls(str(data["name"]), int(data["seed"]), tuple(RunSpec.from_dict(run) for run in data["runs"]))
+
+
+def grid(base: dict, axes: dict[str, list], steps: int, replicates: int = 1, **spec) -> tuple[RunSpec, ...]:
+    """The runs of every combination of ``axes`` (``RunConfig`` keys → values) over ``base``, each replicated
+    ``replicates`` times (``seed`` 0, 1, …: the replicate number; ``run_seed`` makes the streams)."""
+    keys = list(axes)
+    runs = []
+    for values in itertools.product(*(axes[key] for key in keys)):
+        for replicate in range(replicates):
+            config = RunConfig.from_dict({**base, **dict(zip(keys, values)), "seed": replicate})
+            label = ", ".join(f"{key}={value}" for key, value in zip(keys, values))
+            runs.append(RunSpec(config, steps, label=f"{label} #{replicate}" if replicates > 1 else label, **spec))
+    return tuple(runs)
