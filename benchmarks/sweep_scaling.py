@@ -4,7 +4,8 @@ The sweep is ``--runs`` replicates of one run (Metropolis, 16 chains on a
 32×32 Ising lattice) whose length is calibrated here to take about
 ``--run-seconds`` of CPU. It is computed three times into fresh results
 directories: in this process, one run after the other (``workers=0``); on a
-local cluster of one worker process; on a local cluster of two. Each cluster
+local cluster of one worker process; on a local cluster of two (the clusters
+``run_sweep`` starts, ``sweeps.runner.local_cluster``). Each cluster
 is started before its clock starts (its start-up is printed apart). Printed:
 wall-clock seconds of each, the speed-up of two workers over one (the goal on
 a 2-core machine: at least 1.8 for runs of a second or more) and the
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from dashboard.model.config import RunConfig
 from sweeps import RunSpec, Sweep, perform, run_sweep
+from sweeps.runner import local_cluster
 
 from . import arguments
 
@@ -40,11 +42,10 @@ def timed(sweep: Sweep, directory: Path, workers: int) -> tuple[float, float]:
         started = time.perf_counter()
         run_sweep(sweep, directory, workers=0, progress=False)
         return 0.0, time.perf_counter() - started
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     started = time.perf_counter()
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            Client(cluster) as client:
+    with local_cluster(workers) as cluster, Client(cluster) as client:
         client.run(perform, sweep.runs[0], sweep.seed)  # every worker loads the kernels before the clock starts
         ready = time.perf_counter()
         report = run_sweep(sweep, directory, client=client, progress=False)

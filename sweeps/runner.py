@@ -31,6 +31,11 @@ from .perform import perform
 from .spec import Sweep
 from .store import ResultStore
 
+#: Dask settings of the local clusters started here: the workers' statistical profiler off and their periodic
+#: housekeeping (event-loop ticks, system and memory monitors) slowed down, which otherwise takes 5–15 % of a
+#: compute-bound run's time (measured by ``python -m benchmarks sweep_scaling``).
+QUIET_WORKERS = {"distributed.worker.profile.enabled": False, "distributed.admin.tick.interval": "1s",
+                 "distributed.admin.system-monitor.interval": "5s", "distributed.worker.memory.monitor-interval": "1s"}
 #: Where sweeps store their runs unless told otherwise: one directory per sweep below it.
 DEFAULT_RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 
@@ -101,15 +106,24 @@ def run_sweep(sweep: Sweep, results: str | os.PathLike | None = None, workers: i
     return report
 
 
+def local_cluster(workers: int | None = None):
+    """A local Dask cluster of ``workers`` processes (default one per core), one thread each, ``QUIET_WORKERS``."""
+    import dask
+    from distributed import LocalCluster
+
+    with dask.config.set(QUIET_WORKERS):
+        return LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                            dashboard_address=None, silence_logs=logging.WARNING)
+
+
 def _on_dask(sweep: Sweep, runs: list, client, workers: int | None, scheduler: str | None, finished) -> None:
     """Submit every run as a task and store each result as it comes (``distributed.as_completed``)."""
-    from distributed import Client, LocalCluster, as_completed
+    from distributed import Client, as_completed
 
     own = client is None
     cluster = None
     if own and scheduler is None:
-        cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.WARNING)
+        cluster = local_cluster(workers)
     if own:
         client = Client(cluster if cluster is not None else scheduler)
     try:

@@ -40,9 +40,12 @@ def assert_same_results(first: ResultStore, second: ResultStore) -> None:
 
 @pytest.fixture(scope="module")
 def client():
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
-    client = distributed.Client(cluster)
+    from distributed import Client
+
+    from sweeps.runner import local_cluster
+
+    cluster = local_cluster(2)
+    client = Client(cluster)
     yield client
     client.close()
     cluster.close()
