@@ -29,6 +29,7 @@ from .model.comparison import AXES
 from .model.config import MAX_CONFIG_BYTES, RunConfig
 from .model.export import run_record_json, trace_csv
 from .model.presets import load_presets
+from .model.stored_runs import config_from_stored_run, is_stored_run
 from .model.statistics import LABELS, statistic_names
 from .model.uploads import UPLOAD_HINTS, UPLOAD_TYPES, parse_upload
 from .views.upload import LimitedFileInput
@@ -118,7 +119,8 @@ class Controls(pn.viewable.Viewer):
                                                      label="Download configuration (JSON)", color="light")
         self.export_traces = pn.widgets.FileDownload(callback=self._traces_file, filename="run-traces.csv",
                                                      label="Download traces (CSV)", color="light")
-        self.import_config = LimitedFileInput(accept=".json", max_bytes=MAX_CONFIG_BYTES)
+        # a configuration file, or a run a sweep stored (.npz), replayed step for step
+        self.import_config = LimitedFileInput(accept=".json,.npz", max_bytes=MAX_CONFIG_BYTES)
         # The page URL carries the run (``Explorer.follow_in_url``); copying it is the browser's job.
         self.copy_link = pn.widgets.Button(label="Copy link to this run", color="default",
                                            description="The page's address replays this run step for step.")
@@ -292,7 +294,8 @@ class Controls(pn.viewable.Viewer):
 
     def _on_import(self, event) -> None:
         try:
-            config = RunConfig.from_json(LimitedFileInput.contents(event.new))
+            data = LimitedFileInput.contents(event.new)
+            config = config_from_stored_run(data) if is_stored_run(data) else RunConfig.from_json(data)
         except (ValueError, binascii.Error) as error:
             self.client.error = str(error)
             return

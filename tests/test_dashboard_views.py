@@ -372,6 +372,18 @@ def test_upload_and_configuration_import(explorer):
     settle(explorer, lambda: not controls.alert.visible and explorer.client.config.to_json() == exported)
 
 
+def test_a_run_stored_by_a_sweep_opens_and_replays_its_trace(explorer, tmp_path):
+    from sweeps import RunSpec, Sweep, run_sweep
+
+    spec = RunSpec(make_config(), steps=12, trace_points=13)
+    report = run_sweep(Sweep("class", 3, (spec,)), tmp_path, workers=0, progress=False)
+    upload(explorer.controls.import_config, "run.npz", report.store.path(spec.run_id).read_bytes())
+    stored = report.store.read(spec.run_id)
+    settle(explorer, lambda: explorer.client.config.seed == stored["sampler_seed"] and built(explorer.client))
+    advance(explorer, 12)
+    np.testing.assert_array_equal(explorer.client.history["log_prob"], stored["trace_log_prob"])
+
+
 def test_a_file_over_the_limit_is_refused_in_the_browser_with_its_size(explorer):
     controls = explorer.controls
     controls.upload.refused = {"name": "huge.npz", "size": 15_000_000, "serial": 1}

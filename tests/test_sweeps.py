@@ -146,3 +146,36 @@ def test_a_killed_worker_does_not_lose_or_duplicate_a_run(tmp_path, client):
     client.wait_for_workers(2, timeout=120)  # the nanny restarts the killed worker
     serial = run_sweep(sweep, tmp_path / "serial", workers=0, progress=False)
     assert_same_results(serial.store, report.store)
+
+
+# -- the dashboard opens a stored run ------------------------------------------------------------------------
+def test_a_stored_run_opens_as_the_configuration_that_replays_it_step_for_step(tmp_path):
+    from dashboard.model.stored_runs import config_from_stored_run, is_stored_run
+
+    spec = RunSpec(RunConfig.from_dict(BASE), steps=150, trace_points=4)
+    report = run_sweep(Sweep("open", 5, (spec,)), tmp_path, workers=0, progress=False)
+    data = report.store.path(spec.run_id).read_bytes()
+    assert is_stored_run(data)
+    config = config_from_stored_run(data)
+    assert config.seed == run_seed(5, spec.run_id) and config.sampler == "metropolis"
+    _, sampler = config.build()
+    for _ in range(spec.steps):
+        sampler.step(record=False)
+    stored = report.store.read(spec.run_id)
+    np.testing.assert_array_equal(sampler.log_p, stored["trace_log_prob"][-1])  # the same chain, bitwise
+
+
+@pytest.mark.parametrize("entries, message", [
+    ({"x": np.arange(3)}, "no 'spec' entry"),
+    ({"spec": np.array("[1, 2]"), "sampler_seed": np.array(3)}, "no configuration"),
+    ({"spec": np.array("x" * 2_000_000), "sampler_seed": np.array(3)}, "decompressed"),
+])
+def test_a_file_that_is_not_a_stored_run_is_refused_with_a_message(tmp_path, entries, message):
+    from dashboard.model.stored_runs import config_from_stored_run
+
+    path = tmp_path / "bad.npz"
+    np.savez(path, **entries)
+    with pytest.raises(ValueError, match=message):
+        config_from_stored_run(path.read_bytes())
+    with pytest.raises(ValueError, match="not a readable stored run"):
+        config_from_stored_run(b"PK\x03\x04" + b"\x00" * 40)
