@@ -42,6 +42,8 @@ ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 APPLY = re.compile(r"^Apply settings")
 ISING_CHAIN_PRESET = "OPAD Fig. 1 · 1-D Ising chain · Metropolis"
 SEGMENTATION_PRESET = "Segmentation case 3 (dependent, noisy) · g = √t"
+#: The file input that loads a configuration (JSON) or a run a sweep stored (.npz).
+CONFIG_INPUT = 'input[type="file"][accept=".json,.npz"]'
 PRESET_TARGETS = {entry["name"]: entry["config"]["target"] for entry in json.loads(
     (Path(__file__).resolve().parents[2] / "assets" / "presets.json").read_text(encoding="utf-8"))}
 PRESET_DESCRIPTIONS = {entry["name"]: entry["description"] for entry in json.loads(
@@ -287,7 +289,7 @@ def test_unsupported_pair_is_refused_and_session_survives(page: Page):
 
 
 def test_malformed_configuration_file_is_refused(page: Page):
-    config_input = page.locator('input[type="file"][accept=".json"]')
+    config_input = page.locator(CONFIG_INPUT)
     config_input.set_input_files(files=[{"name": "broken.json", "mimeType": "application/json",
                                          "buffer": b'{"target": "ising1d", '}])
     expect(alert(page)).to_be_visible()
@@ -517,7 +519,7 @@ def test_an_oversize_upload_is_refused_in_the_browser_and_the_session_goes_on(pa
 
 def test_a_deeply_nested_configuration_gives_a_message_and_nothing_of_it_reaches_the_log(page: Page, caplog):
     nested = b'{"target": "ising1d", "target_params": {"m": ' + b"[" * 50_000 + b"]" * 50_000 + b"}}"
-    page.locator('input[type="file"][accept=".json"]').set_input_files(
+    page.locator(CONFIG_INPUT).set_input_files(
         files=[{"name": "nested.json", "mimeType": "application/json", "buffer": nested}])
     expect(alert(page)).to_be_visible()
     expect(alert(page)).to_contain_text("nests deeper than")
