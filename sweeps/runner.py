@@ -15,7 +15,6 @@ goes on; the report lists the failures.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sys
@@ -72,7 +71,7 @@ def run_sweep(sweep: Sweep, results: str | os.PathLike | None = None, workers: i
     """
     started = time.perf_counter()
     store = ResultStore(Path(results or DEFAULT_RESULTS) / sweep.name)
-    (store.directory / "sweep.json").write_text(json.dumps(sweep.to_dict(), indent=1), encoding="utf-8")
+    store.write_description(sweep.to_dict())
     missing = [run for run in sweep.runs if not store.has(run.run_id)]
     report = SweepReport(store, skipped=len(sweep.runs) - len(missing))
     bar = _bar(len(missing), progress)

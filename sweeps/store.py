@@ -54,8 +54,15 @@ class ResultStore:
         self.failure_path(run_id).unlink(missing_ok=True)
 
     def write_failure(self, run_id: str, error: str, trace: str) -> None:
-        text = json.dumps({"run_id": run_id, "error": error, "traceback": trace}, indent=1)
-        self._atomically(self.failure_path(run_id), lambda stream: stream.write(text.encode()))
+        self._write_json(self.failure_path(run_id), {"run_id": run_id, "error": error, "traceback": trace})
+
+    def write_description(self, sweep: dict) -> None:
+        """Keep the sweep's description (``Sweep.to_dict()``) beside its runs, as ``sweep.json``."""
+        self._write_json(self.directory / "sweep.json", sweep)
+
+    def _write_json(self, target: Path, value) -> None:
+        text = json.dumps(value, indent=1).encode()
+        self._atomically(target, lambda stream: stream.write(text))
 
     def read(self, run_id: str) -> dict:
         """A stored result: arrays, and plain numbers and strings for its scalars."""

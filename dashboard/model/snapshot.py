@@ -21,6 +21,7 @@ from samplers.inspection import ProposalInspection
 from targets.base import ImageAxes
 
 from .capabilities import Capabilities
+from .images import as_image, cell_centres
 from .opad_tracker import OpadSnapshot
 
 #: Acceptance under which a chain barely moves: its trace is nearly flat, and its ESS and autocorrelation mislead.
@@ -72,6 +73,14 @@ class RunInfo:
     @property
     def opad_tracked(self) -> bool:
         return not self.opad_problem
+
+    def picture(self, values: np.ndarray, depth: int = 0) -> np.ndarray:
+        """Per-bit ``values`` drawn as the target's picture (``images.as_image``; a 3-D lattice: slice ``depth``)."""
+        return as_image(values, self.image_shape, depth, self.image_positions)
+
+    def cells(self, sites: np.ndarray, depth: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """(x, y) centres of the picture's cells drawing bits ``sites`` (``images.cell_centres``)."""
+        return cell_centres(sites, self.image_shape, self.dim, depth, self.image_positions)
 
 
 @dataclass(frozen=True)

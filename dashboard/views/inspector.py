@@ -28,7 +28,7 @@ from bokeh.plotting import figure
 
 from samplers.inspection import ProposalInspection
 
-from ..model.images import as_image, cell_centres, grid_shape
+from ..model.images import grid_shape
 from ..model.snapshot import RunInfo, Snapshot
 from .base import LiveView
 from .lattice import ImagePanel
@@ -130,9 +130,9 @@ class InspectorView(LiveView):
             finite = log10_q[np.isfinite(log10_q)]
             self._panel.mapper.update(low=float(finite.min()) if finite.size else -3.0,
                                       high=float(finite.max()) if finite.size and finite.max() > finite.min() else 0.0)
-            self._panel.show(self._picture(log10_q))
+            self._panel.show(self._info.picture(log10_q, self._depth))
         else:
-            self._panel.show(self._picture(inspection.before.astype(float) - 2.0))
+            self._panel.show(self._info.picture(inspection.before.astype(float) - 2.0, self._depth))
         self._panel.figure.title.text = f"{PICTURE_TITLE} (step {inspection.step:,})"
         self.marks.data = self._outlines(inspection)
         self.text.object = describe(inspection)
@@ -141,16 +141,11 @@ class InspectorView(LiveView):
         if self.scatter.visible:
             self.ratios.data = {"exact": inspection.log_ratio.tolist(), "estimated": estimated.tolist()}
 
-    def _picture(self, values: np.ndarray) -> np.ndarray:
-        info = self._info
-        return as_image(values, info.image_shape, self._depth, info.image_positions)
-
     def _outlines(self, inspection: ProposalInspection) -> dict:
         """Cell centres of the proposed sites, or of the block's, path's or walks' sites, shown in this image (a 3-D
         lattice: the shown slice's only)."""
-        info = self._info
         sites = inspection.proposed_sites if inspection.path is None else np.unique(inspection.path)
-        x, y = cell_centres(sites, info.image_shape, info.dim, self._depth, info.image_positions)
+        x, y = self._info.cells(sites, self._depth)
         return {"x": x.tolist(), "y": y.tolist(), "colour": [OUTCOME_COLOURS[inspection.accepted]] * x.size}
 
     def opened(self, is_open: bool) -> None:

@@ -28,7 +28,7 @@ from bokeh.plotting import figure
 
 from targets.base import ImageAxes
 
-from ..model.images import as_image, cell_centres, grid_shape
+from ..model.images import grid_shape
 from ..model.move_replay import MoveReplay
 from ..model.snapshot import RunInfo, Snapshot
 from .base import LiveView
@@ -222,11 +222,10 @@ class LatticeView(LiveView):
         frame = self._replay.frame(self._frame)
         self._frame += 1
         self._frame_shown_at = now
-        info = self._info
-        self._state.show(as_image(frame.state, info.image_shape, self.depth.value, info.image_positions))
+        self._state.show(self._info.picture(frame.state, self.depth.value))
         xs, ys, colors = [], [], []
         for sites, color in zip((frame.first_walk, frame.second_walk), WALK_COLOURS):
-            x, y = cell_centres(sites, info.image_shape, info.dim, self.depth.value, info.image_positions)
+            x, y = self._info.cells(sites, self.depth.value)
             xs += x.tolist()
             ys += y.tolist()
             colors += [color] * x.size

@@ -690,7 +690,7 @@ def test_proposal_inspector_shows_each_step(page: Page):
 
 
 #: Visible elements whose right edge is past the window's (cut off, or widening the page), except inside a box meant
-#: to scroll sideways (``.scroll-x``, and a Tabulator table) and Bokeh's renderer placeholders, which draw nothing.
+#: to scroll sideways (``.scroll-x``, and a Tabulator table) and Bokeh's per-renderer DOM nodes (they draw nothing).
 OVERFLOW_JS = """
 () => {
   const width = document.documentElement.clientWidth, out = [];
