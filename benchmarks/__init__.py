@@ -20,16 +20,16 @@ LSB_HELPS = {
 }
 #: The options of every benchmark that runs as a sweep (``sweeps``), and their defaults.
 SWEEP_HELPS = {
+    "seed": "seed of the sweep: each run's random stream comes from it and the run's hash (SeedSequence)",
     "workers": "worker processes of a local Dask cluster (0: run here, one run after the other)",
     "scheduler": "address of an existing Dask scheduler, e.g. tcp://host:8786 (then --workers is ignored)",
     "results": "directory of the stored runs (default: benchmarks/results); stored runs are not computed again",
 }
-SWEEP_DEFAULTS = {"workers": os.cpu_count() or 1, "scheduler": "", "results": ""}
+SWEEP_DEFAULTS = {"seed": 0, "workers": os.cpu_count() or 1, "scheduler": "", "results": ""}
 #: The options the OPAD paper's benchmarks share.
 OPAD_HELPS = {
     "steps": "steps per chain (the paper: 10^4 and 10^6)",
     "chains": "independent chains per sampler",
-    "seed": "seed of the samplers",
 }
 
 
@@ -45,6 +45,17 @@ def arguments(name: str, argv, *, helps: dict[str, str] | None = None, **default
         parser.add_argument(f"--{key.replace('_', '-')}", type=type(value), default=value,
                             help=f"{text} (default: %(default)s)".strip())
     return parser.parse_args(argv or [])
+
+
+def sweep_store(name: str, runs, args):
+    """Run the sweep ``name`` of ``runs`` (``sweeps.RunSpec``) as the ``SWEEP_DEFAULTS`` options in ``args`` say —
+    only the runs not stored yet — print its summary (failures included) and return its ``ResultStore``."""
+    from sweeps import Sweep, run_sweep
+
+    report = run_sweep(Sweep(name, args.seed, tuple(runs)), args.results or None, workers=args.workers,
+                       scheduler=args.scheduler or None)
+    print(report.summary(), file=sys.stderr)
+    return report.store
 
 
 def progress(items, label: str, total: int | None = None):

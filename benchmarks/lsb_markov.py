@@ -5,10 +5,13 @@ assets/build_markov_networks.py in the style of the UAI 2006 benchmarks, which
 are not redistributable) sampled by the four fixed balancing functions and by
 LSB with the monotone network (Appendix D/G: 20 blocks of 20 units), 5 chains,
 burn-in K = 500 (learning for LSB), then sampling steps. The statistic is
-log p̃. Reported, mean ± std over seeds: evaluations to equilibrium (against a
-long √t run from over-dispersed starts, ``--reference-steps``; "—" where its
-chains disagree), post-burn-in ESS, ESS per 1,000 evaluations and per second;
-figure: burn-in traces.
+log p̃. Every run, and each network's equilibrium reference (a long √t run
+from over-dispersed starts, ``--reference-steps``), is one run of a sweep,
+executed on Dask and stored (``--workers``, ``--scheduler``, ``--results``; a
+re-run computes only what is not stored and redraws the tables). Reported,
+mean ± std over seeds: evaluations to equilibrium ("—" where the reference's
+chains disagree), post-burn-in ESS, ESS per 1,000 evaluations and per CPU
+second; figure: burn-in traces.
 
 Run:  python -m benchmarks lsb_markov [--seeds 5 --burn-in 500 --steps 10000 --reference-steps 100000]
 """
@@ -18,8 +21,8 @@ from __future__ import annotations
 import targets
 from targets.markov_network import shipped_networks
 
-from . import LSB_HELPS, arguments
-from .lsb_runs import FIXED_FUNCTIONS, MIXING_COLUMNS, Report, compare, equilibrium, log_p_statistic
+from . import LSB_HELPS, SWEEP_DEFAULTS, SWEEP_HELPS, arguments
+from .lsb_runs import FIXED_FUNCTIONS, Case, Report, mixing_runs, reference_run, report_case, run_cases
 
 SAMPLERS = {
     **FIXED_FUNCTIONS,
@@ -30,13 +33,14 @@ SAMPLERS = {
 
 def main(argv=None) -> None:
     args = arguments("lsb_markov", argv, seeds=5, burn_in=500, steps=10000, chains=5, reference_steps=100_000,
-                     helps=LSB_HELPS)
+                     **SWEEP_DEFAULTS, helps=LSB_HELPS | SWEEP_HELPS)
+    cases = [Case(f"{network} ({targets.make('markov_network', network=network).dim} variables)", network,
+                  mixing_runs(SAMPLERS, "markov_network", {"network": network}, "log_prob", args),
+                  reference_run("markov_network", {"network": network}, "log_prob", args.chains, args.reference_steps))
+             for network in shipped_networks()]
+    store = run_cases("lsb_markov", cases, args)
     report = Report("lsb_markov", f"# LSB on near-deterministic Markov networks ({args.chains} chains, "
                     f"K = {args.burn_in}, {args.steps} sampling steps, {args.seeds} seeds)")
-    for network in shipped_networks():
-        target = targets.make("markov_network", network=network)
-        reference = equilibrium(target, log_p_statistic, args.chains, args.reference_steps)
-        rows = compare(SAMPLERS, target, log_p_statistic, args, reference=reference)
-        report.add(f"{network} ({target.dim} variables)", rows, MIXING_COLUMNS, "log p̃(x)", figure_title=network,
-                   reference=reference)
-    report.save()
+    for case in cases:
+        report_case(report, store, case, args.burn_in, "log p̃(x)")
+    report.save(store.directory.parent)

@@ -1,24 +1,30 @@
-"""Shared machinery of the LSB paper experiments: one run, its summary, tables and figures.
+"""Shared machinery of the LSB paper experiments: their runs as sweeps, each run's summary, tables and figures.
 
-A run is a sampler advanced for ``burn_in`` + ``steps`` steps. For LSB/FLSB the
-balancing function is learned during the first ``burn_in`` steps and frozen
-after; fixed-function samplers run the same number of steps, so every row of
-a table spends its burn-in the same way. Reported per run:
+A run (``mixing_run``) is a sampler advanced for ``burn_in`` + ``steps`` steps,
+its statistic traced for every chain at every step and stored by a sweep
+(``benchmarks.sweep_store``: on Dask, resumable, ``--workers``, ``--scheduler``,
+``--results``). For LSB/FLSB the balancing function is learned during the
+first ``burn_in`` steps and frozen after; fixed-function samplers run the same
+number of steps, so every row of a table spends its burn-in the same way. The
+equilibrium reference of a case is a run of the same sweep (``reference_run``:
+a long √t run from over-dispersed starts). Tables and figures are made from
+the stored results (``summarise``), so they can be redrawn without sampling.
+Reported per run:
 
 * the burn-in trace: the chain-averaged statistic against target evaluations;
 * ``evals_to_converge``: evaluations until the chain-averaged statistic first
   comes within 1 % (of its starting distance) of the *equilibrium* value
   (``samplers.convergence.first_hit``), given a reference known to be reached
   — exact, from exact samples, or a long run that passed split-R̂
-  (``equilibrium``). Without one the column is "—": the run's own later mean
-  is no equilibrium when chains still drift;
+  (``samplers.convergence.thinned_run_reference``). Without one the column is
+  "—": the run's own later mean is no equilibrium when chains still drift;
 * post-burn-in bulk ESS of the statistic (rank-normalised, all chains), and
-  ESS per 1,000 evaluations and per second.
+  ESS per 1,000 evaluations and per CPU second of the sampler's steps.
 """
 
 from __future__ import annotations
 
-import time
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,19 +33,25 @@ import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh backend used
 import numpy as np
 
 import samplers
+from dashboard.model.config import RunConfig
 from samplers.balancing import FORMULAS
-from samplers.convergence import Reference, first_hit, long_run_reference, over_dispersed_starts
+from samplers.convergence import (Reference, first_hit, long_run_reference, over_dispersed_starts,
+                                  thinned_run_reference)
 from samplers.diagnostics import ess
+from sweeps import RunSpec
+from sweeps.runner import DEFAULT_RESULTS
 
-from . import progress
+from . import sweep_store
 
-RESULTS = Path(__file__).parent / "results"
+RESULTS = DEFAULT_RESULTS
 #: ``locally_balanced`` with each fixed balancing function, labelled by its formula.
 FIXED_FUNCTIONS = {formula.replace(" ", ""): ("locally_balanced", {"balancing": name})
                    for name, formula in FORMULAS.items()}
 #: The columns of a mixing table (RunResult attributes → headers).
 MIXING_COLUMNS = {"evals_to_converge": "evals to equilibrium", "ess": "ESS", "ess_per_kilo_eval": "ESS / 1k evals",
-                  "ess_per_second": "ESS / s"}
+                  "ess_per_second": "ESS / CPU s"}
+#: Thinned draws a long reference run keeps (about; its second half gives the reference).
+REFERENCE_DRAWS = 2000
 
 
 @dataclass
@@ -61,55 +73,108 @@ def log_p_statistic(states, log_p):
 
 
 def equilibrium(target, statistic, chains: int, steps: int) -> Reference:
-    """E_π[statistic] from a long √t run of ``chains`` chains from over-dispersed starts
+    """E_π[statistic] from a long √t run of ``chains`` chains from over-dispersed starts, in this process
     (``samplers.convergence.long_run_reference``; ``reached`` says whether its split-R̂ passed)."""
     sampler = samplers.make("locally_balanced", target, n_chains=chains, seed=10_000, balancing="sqrt",
                             init=over_dispersed_starts(target.dim, chains, np.random.default_rng(0)))
-    return long_run_reference(sampler, statistic, steps, thin=max(1, steps // 2000))
+    return long_run_reference(sampler, statistic, steps, thin=max(1, steps // REFERENCE_DRAWS))
 
 
-def run_one(label: str, name: str, target, statistic, *, n_chains: int, seed: int, burn_in: int, steps: int,
-            reference: Reference | None = None, on_burn_in=None, **params) -> RunResult:
-    """Run ``burn_in`` + ``steps`` steps of sampler ``name`` and summarise (``on_burn_in(sampler, step)`` is a hook);
-    convergence is measured against ``reference`` when it was reached."""
-    if name in ("lsb", "flsb"):
-        params.setdefault("burn_in", burn_in)
-    sampler = samplers.make(name, target, n_chains=n_chains, seed=seed, **params)
-    values = np.empty((burn_in + steps + 1, n_chains))
-    evals = np.empty(burn_in + steps + 1)
-    values[0], evals[0] = statistic(sampler.states, sampler.log_p), sampler.n_evals
-    extra = {}
-    for k in range(1, burn_in + 1):
-        sampler.step(record=False)
-        values[k], evals[k] = statistic(sampler.states, sampler.log_p), sampler.n_evals
-        if on_burn_in is not None:
-            on_burn_in(sampler, k, extra)
-    start = time.perf_counter()
-    for k in range(burn_in + 1, burn_in + steps + 1):
-        sampler.step(record=False)
-        values[k], evals[k] = statistic(sampler.states, sampler.log_p), sampler.n_evals
-    seconds = time.perf_counter() - start
-    mixing = values[burn_in + 1:].T
-    value = ess(mixing)
-    mean_trace = values[: burn_in + 1].mean(axis=1)
+def mixing_run(label: str, target: str, target_params: dict, sampler: str, params: dict, statistic: str, *,
+               chains: int, replicate: int, burn_in: int, steps: int, state_every: int = 0) -> RunSpec:
+    """Replicate ``replicate`` of ``burn_in`` + ``steps`` steps of ``sampler`` (LSB/FLSB learn during the burn-in),
+    the statistic (a ``dashboard.model.statistics`` name) traced at every step, and every chain's state every
+    ``state_every`` steps when > 0."""
+    if sampler in ("lsb", "flsb"):
+        params = {"burn_in": burn_in, **params}
+    config = RunConfig(target=target, target_params=target_params, sampler=sampler, sampler_params=params,
+                       n_chains=chains, seed=replicate, statistic=statistic)
+    return RunSpec(config, burn_in + steps, trace_points=burn_in + steps + 1, traced=("statistic",),
+                   state_every=state_every, label=label)
+
+
+def reference_run(target: str, target_params: dict, statistic: str, chains: int, steps: int) -> RunSpec:
+    """The long √t run from over-dispersed starts whose second half gives a case's equilibrium reference
+    (``reference``), with about ``REFERENCE_DRAWS`` thinned draws."""
+    config = RunConfig(target=target, target_params=target_params, sampler="locally_balanced",
+                       sampler_params={"balancing": "sqrt"}, n_chains=chains, statistic=statistic)
+    return RunSpec(config, steps, trace_points=min(steps, REFERENCE_DRAWS) + 1, traced=("statistic",),
+                   start="over_dispersed", label="equilibrium reference")
+
+
+def reference(result: dict) -> Reference:
+    """A stored ``reference_run``'s equilibrium reference (its draws after step 0)."""
+    spec = RunSpec.from_dict(json.loads(result["spec"]))
+    run = f"{spec.config.sampler} ({spec.config.n_chains} chains × {spec.steps:,} steps)"
+    return thinned_run_reference(result["trace_statistic"][1:], run)
+
+
+def mixing_runs(samplers_by_label: dict, target: str, target_params: dict, statistic: str, args,
+                state_every: int = 0) -> dict[str, list[RunSpec]]:
+    """label → the ``mixing_run`` of every labelled (sampler name, params), replicates ``range(args.seeds)``."""
+    return {label: [mixing_run(label, target, target_params, name, params, statistic, chains=args.chains,
+                               replicate=seed, burn_in=args.burn_in, steps=args.steps, state_every=state_every)
+                    for seed in range(args.seeds)]
+            for label, (name, params) in samplers_by_label.items()}
+
+
+def summarise(label: str, result: dict, burn_in: int, reference: Reference | None = None) -> RunResult:
+    """A stored ``mixing_run``'s summary (see the module docstring); convergence is measured against
+    ``reference`` only when it was reached."""
+    values, evals, seconds = result["trace_statistic"], result["trace_evals"], result["trace_seconds"]
+    if len(values) != RunSpec.from_dict(json.loads(result["spec"])).steps + 1:
+        raise ValueError("a mixing run's summary needs its statistic at every step")
+    value = ess(values[burn_in + 1:].T)
     return RunResult(
-        label=label, seed=seed, evals=evals[: burn_in + 1], burn_in_trace=mean_trace,
+        label=label, seed=RunSpec.from_dict(json.loads(result["spec"])).config.seed, evals=evals[: burn_in + 1],
+        burn_in_trace=values[: burn_in + 1].mean(axis=1),
         evals_to_converge=(first_hit(evals, values.mean(axis=1), reference.value)
                            if reference is not None and reference.reached else float("nan")),
         ess=value, ess_per_kilo_eval=1e3 * value / (evals[-1] - evals[burn_in]),
-        ess_per_second=value / seconds, extra=extra,
+        ess_per_second=value / (seconds[-1] - seconds[burn_in]),
     )
 
 
-def compare(samplers_by_label: dict, target, statistic, args, **run_params) -> dict[str, list[RunResult]]:
-    """``run_one`` for every labelled (sampler name, params) and every seed in ``range(args.seeds)``."""
-    runs = [(label, name, params, seed) for label, (name, params) in samplers_by_label.items()
-            for seed in range(args.seeds)]
-    results = {label: [] for label in samplers_by_label}
-    for label, name, params, seed in progress(runs, "runs"):
-        results[label].append(run_one(label, name, target, statistic, n_chains=args.chains, seed=seed,
-                                      burn_in=args.burn_in, steps=args.steps, **run_params, **params))
-    return results
+@dataclass(frozen=True)
+class Case:
+    """One table of a benchmark: its runs by label, and the run giving its equilibrium reference (if any)."""
+
+    title: str
+    figure_title: str
+    runs: dict[str, list[RunSpec]]
+    reference: RunSpec | None = None
+
+    def all_runs(self) -> list[RunSpec]:
+        return [run for runs in self.runs.values() for run in runs] + ([self.reference] if self.reference else [])
+
+
+def run_cases(name: str, cases: list[Case], args):
+    """Every case's runs as one sweep ``name`` (``benchmarks.sweep_store``, as ``args`` say); its store (whose
+    parent directory is where the benchmark's tables and figures go)."""
+    return sweep_store(name, [run for case in cases for run in case.all_runs()], args)
+
+
+def stored_reference(store, case: Case) -> Reference | None:
+    """The case's equilibrium reference from its stored run (None if it has none, or it failed)."""
+    if case.reference is None or not store.has(case.reference.run_id):
+        return None
+    return reference(store.read(case.reference.run_id))
+
+
+def stored_rows(store, case: Case, burn_in: int, reference: Reference | None) -> dict[str, list[RunResult]]:
+    """label → the summaries of the case's stored runs (a failed run is missing)."""
+    return {label: [summarise(label, store.read(run.run_id), burn_in, reference) for run in runs
+                    if store.has(run.run_id)]
+            for label, runs in case.runs.items()}
+
+
+def report_case(report: Report, store, case: Case, burn_in: int, ylabel: str) -> None:
+    """Add the case's table and burn-in figure to ``report``, from its stored runs and reference."""
+    reference = stored_reference(store, case)
+    note = ("The equilibrium reference run failed (the sweep's summary says why), so no convergence is measured."
+            if reference is None and case.reference is not None else "")
+    report.add(case.title, stored_rows(store, case, burn_in, reference), MIXING_COLUMNS, ylabel,
+               figure_title=case.figure_title, reference=reference, note=note)
 
 
 class Report:
@@ -121,15 +186,17 @@ class Report:
         self.figures: list = []
 
     def add(self, title: str, rows: dict[str, list[RunResult]], columns: dict[str, str], ylabel: str,
-            figure_title: str | None = None, logy: bool = False, reference: Reference | None = None) -> None:
-        """A table of ``rows`` (and its burn-in figure); ``reference`` is said under the title."""
-        section = table(title, rows, columns, "" if reference is None else reference_note(reference))
+            figure_title: str | None = None, logy: bool = False, reference: Reference | None = None,
+            note: str = "") -> None:
+        """A table of ``rows`` (and its burn-in figure); ``reference`` (or ``note``) is said under the title."""
+        section = table(title, rows, columns, note or ("" if reference is None else reference_note(reference)))
         print(section + "\n", flush=True)
         self.sections.append(section)
         self.figures.append(burn_in_figure(figure_title or title, rows, ylabel, logy=logy))
 
-    def save(self) -> None:
-        print("written:", save(self.name, self.header + "\n\n" + "\n\n".join(self.sections), self.figures))
+    def save(self, directory: Path | None = None) -> None:
+        print("written:", save(self.name, self.header + "\n\n" + "\n\n".join(self.sections), self.figures,
+                               directory))
 
 
 def mean_std(values) -> str:
@@ -161,6 +228,8 @@ def burn_in_figure(title: str, rows: dict[str, list[RunResult]], ylabel: str, lo
     """HoloViews overlay: the seed-averaged burn-in trace of every sampler against evaluations."""
     curves = []
     for label, results in rows.items():
+        if not results:  # every run of this sampler failed
+            continue
         evals = np.mean([r.evals for r in results], axis=0)
         trace = np.mean([r.burn_in_trace for r in results], axis=0)
         curves.append(hv.Curve((evals, trace), "target evaluations", ylabel, label=label))
@@ -168,10 +237,11 @@ def burn_in_figure(title: str, rows: dict[str, list[RunResult]], ylabel: str, lo
                                    legend_position="bottom_right")
 
 
-def save(name: str, text: str, figures: list) -> Path:
-    """Write the tables (markdown) and figures (one HTML page) under benchmarks/results/."""
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{name}.md").write_text(text + "\n")
+def save(name: str, text: str, figures: list, directory: Path | None = None) -> Path:
+    """Write the tables (markdown) and figures (one HTML page) in ``directory`` (default ``RESULTS``)."""
+    directory = directory or RESULTS
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"{name}.md").write_text(text + "\n")
     if figures:
-        hv.save(hv.Layout(figures).cols(2), RESULTS / f"{name}.html")
-    return RESULTS / f"{name}.md"
+        hv.save(hv.Layout(figures).cols(2), directory / f"{name}.html")
+    return directory / f"{name}.md"

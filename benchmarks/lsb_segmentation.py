@@ -8,22 +8,25 @@ fit a laptop), over ``--seeds`` seeds (one fixed noisy image per case; the
 seed changes the sampler's randomness and initial states). The statistic is
 the agreement of the segmentation with the ground truth.
 
-Prints and writes (benchmarks/results/lsb_segmentation.{md,html}) a table per
-case — evaluations to equilibrium (against a long √t run from over-dispersed
-starts, ``--reference-steps``; "—" where its chains disagree, as on case 3,
-whose single-flip chains are metastable), post-burn-in ESS, ESS per 1,000
-evaluations and per second, mean ± std over seeds — and the burn-in traces.
-``benchmarks.paper_claims`` audits the paper's Fig. 2 claim on this task.
+Every run, and each case's equilibrium reference (a long √t run from
+over-dispersed starts, ``--reference-steps``), is one run of a sweep, executed
+on Dask and stored (``--workers``, ``--scheduler``, ``--results``: a re-run
+computes only the runs not stored yet, and redraws the tables and figures from
+the stored ones). Prints and writes (lsb_segmentation.{md,html} beside the sweep's directory)
+a table per case — evaluations to equilibrium ("—" where the reference's
+chains disagree, as on case 3, whose single-flip chains are metastable),
+post-burn-in ESS, ESS per 1,000 evaluations and per CPU second, mean ± std
+over seeds — and the burn-in traces. ``benchmarks.paper_claims`` audits the
+paper's Fig. 2 claim on this task.
 
-Run:  python -m benchmarks lsb_segmentation [--seeds 5 --burn-in 2000 --steps 10000 --reference-steps 200000]
+Run:  python -m benchmarks lsb_segmentation [--seeds 5 --burn-in 2000 --steps 10000 --reference-steps 200000
+                                             --workers 2 --results DIR]
 """
 
 from __future__ import annotations
 
-import targets
-
-from . import LSB_HELPS, arguments
-from .lsb_runs import FIXED_FUNCTIONS, MIXING_COLUMNS, Report, compare, equilibrium
+from . import LSB_HELPS, SWEEP_DEFAULTS, SWEEP_HELPS, arguments
+from .lsb_runs import FIXED_FUNCTIONS, Case, Report, mixing_runs, reference_run, report_case, run_cases
 
 CASES = {
     "case 1 (independent, noisy)": dict(lam=0.0, mu=1.0, sigma=3.0),
@@ -40,21 +43,20 @@ SAMPLERS = {
 
 def main(argv=None) -> None:
     args = arguments("lsb_segmentation", argv, seeds=5, burn_in=2000, steps=10000, chains=30, size=30,
-                     optimizer="sgd", reference_steps=200_000, helps=LSB_HELPS | {
+                     optimizer="sgd", reference_steps=200_000, **SWEEP_DEFAULTS, helps=LSB_HELPS | SWEEP_HELPS | {
                          "size": "side L of the L×L segmentation image",
                          "optimizer": "the learned g's optimiser: sgd (the paper's, momentum 0.9) or adam"})
-    report = Report("lsb_segmentation", f"# LSB segmentation ({args.size}×{args.size}, {args.chains} chains, "
-                    f"K = {args.burn_in}, {args.steps} sampling steps, {args.seeds} seeds, optimiser {args.optimizer})")
     compared = {label: (name, {**params, "optimizer": args.optimizer} if name == "lsb" else params)
                 for label, (name, params) in SAMPLERS.items()}
+    cases = []
     for case, params in CASES.items():
-        target = targets.make("ising_segmentation", size=args.size, seed=0, **params)
-
-        def agreement(states, log_p):
-            return target.agreement(states)
-
-        reference = equilibrium(target, agreement, args.chains, args.reference_steps)
-        rows = compare(compared, target, agreement, args, reference=reference)
-        report.add(f"{case}: λ={params['lam']}, μ={params['mu']}, σ={params['sigma']}", rows, MIXING_COLUMNS,
-                   "agreement with truth", figure_title=case, reference=reference)
-    report.save()
+        target = {"size": args.size, "seed": 0, **params}
+        cases.append(Case(f"{case}: λ={params['lam']}, μ={params['mu']}, σ={params['sigma']}", case,
+                          mixing_runs(compared, "ising_segmentation", target, "agreement", args),
+                          reference_run("ising_segmentation", target, "agreement", args.chains, args.reference_steps)))
+    store = run_cases("lsb_segmentation", cases, args)
+    report = Report("lsb_segmentation", f"# LSB segmentation ({args.size}×{args.size}, {args.chains} chains, "
+                    f"K = {args.burn_in}, {args.steps} sampling steps, {args.seeds} seeds, optimiser {args.optimizer})")
+    for case in cases:
+        report_case(report, store, case, args.burn_in, "agreement with truth")
+    report.save(store.directory.parent)

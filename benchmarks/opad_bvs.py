@@ -28,7 +28,7 @@ DATASETS = {
 
 
 def main(argv=None) -> None:
-    args = arguments("opad_bvs", argv, steps=10_000, chains=20, seed=0, **SWEEP_DEFAULTS,
+    args = arguments("opad_bvs", argv, steps=10_000, chains=20, **SWEEP_DEFAULTS,
                      helps=OPAD_HELPS | SWEEP_HELPS)
     samplers = sampler_set("barker", "t/(1+t)")
     runs = {title: [opad_run(label, "bvs", params, name, sampler_params, args.steps, args.chains, scored)

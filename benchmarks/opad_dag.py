@@ -38,7 +38,7 @@ def dag_params(degree: float) -> dict:
 
 
 def main(argv=None) -> None:
-    args = arguments("opad_dag", argv, steps=10_000, chains=20, seed=0, degrees="1,2,3", **SWEEP_DEFAULTS,
+    args = arguments("opad_dag", argv, steps=10_000, chains=20, degrees="1,2,3", **SWEEP_DEFAULTS,
                      helps=OPAD_HELPS | SWEEP_HELPS | {
                          "degrees": "comma-separated expected degrees of the ER(5, degree) data-generating DAGs"})
     degrees = [float(d) for d in args.degrees.split(",")]

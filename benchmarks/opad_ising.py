@@ -37,7 +37,7 @@ def sampler_set(balancing: str = "sqrt", label: str = "√t") -> dict:
 
 
 def main(argv=None) -> None:
-    args = arguments("opad_ising", argv, steps=10_000, chains=20, seed=0, samplers="all", **SWEEP_DEFAULTS,
+    args = arguments("opad_ising", argv, steps=10_000, chains=20, samplers="all", **SWEEP_DEFAULTS,
                      helps=OPAD_HELPS | SWEEP_HELPS | {
                          "samplers": "comma-separated registry names of the samplers to run (metropolis, "
                                      "locally_balanced, lsb), or all"})

@@ -15,14 +15,15 @@ paper reports one to three orders of magnitude).
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 
 import numpy as np
 
 from dashboard.model.config import RunConfig
 from samplers.opad import KINDS
-from sweeps import RunSpec, Sweep, run_sweep
+from sweeps import RunSpec
+
+from . import sweep_store
 
 #: KL checkpoints of each run (log-spaced from 10 to the last step).
 CHECKPOINTS = 7
@@ -62,13 +63,11 @@ def opad_run(label: str, target: str, target_params: dict, sampler: str, sampler
 
 
 def sweep_curves(name: str, runs: list[RunSpec], args) -> dict[str, Curves]:
-    """Run the sweep ``name`` of ``runs`` (seeded by ``args.seed``) as ``args`` say and read back each stored run's
-    curves by run id (a failed run is reported, and missing here)."""
-    report = run_sweep(Sweep(name, args.seed, tuple(runs)), args.results or None, workers=args.workers,
-                       scheduler=args.scheduler or None)
-    print(report.summary(), file=sys.stderr)
-    return {run.run_id: Curves.from_result(run.label, report.store.read(run.run_id)) for run in runs
-            if report.store.has(run.run_id)}
+    """Run the sweep ``name`` of ``runs`` as ``args`` say (``benchmarks.sweep_store``) and read back each stored
+    run's curves by run id (a failed run is reported, and missing here)."""
+    store = sweep_store(name, runs, args)
+    return {run.run_id: Curves.from_result(run.label, store.read(run.run_id)) for run in runs
+            if store.has(run.run_id)}
 
 
 def stored(curves: dict[str, Curves], runs: list[RunSpec]) -> list[Curves]:

@@ -94,8 +94,7 @@ def exact_reference(target: Target, statistic: Statistic) -> Reference:
 def long_run_reference(sampler, statistic: Statistic, steps: int, thin: int = 100) -> Reference:
     """E_π[f] from ``steps`` steps of an exact ``sampler`` (its chains started over-dispersed), second half kept.
 
-    f is read every ``thin`` steps; the standard error is sd/√ESS of the kept
-    draws (bulk ESS over all chains), and split-R̂ says whether the chains agree.
+    f is read every ``thin`` steps (``thinned_run_reference`` does the rest).
     """
     if steps < 8 * thin:
         raise ValueError(f"a long run needs at least 8·thin = {8 * thin} steps to split its second half; got {steps}")
@@ -105,10 +104,19 @@ def long_run_reference(sampler, statistic: Statistic, steps: int, thin: int = 10
         if k % thin == 0:
             draws.append(np.array(statistic(sampler.states, sampler.log_p), dtype=np.float64))  # a copy: f may
             # return the sampler's own array (log p̃), which the next step overwrites
-    kept = np.array(draws[len(draws) // 2:]).T  # (chains, draws)
+    return thinned_run_reference(np.array(draws), f"{sampler.registry_name} ({sampler.n_chains} chains × {steps:,} "
+                                                  f"steps)")
+
+
+def thinned_run_reference(draws: np.ndarray, run: str) -> Reference:
+    """E_π[f] from a long run's thinned draws of f, ``(draws, chains)``: the second half is kept; the standard
+    error is sd/√ESS of the kept draws (bulk ESS over all chains), and split-R̂ says whether the chains agree.
+    ``run`` names the run in the reference's sentence."""
+    if len(draws) < 8:
+        raise ValueError(f"a long run needs at least 8 thinned draws to split its second half; got {len(draws)}")
+    kept = np.asarray(draws, dtype=np.float64)[len(draws) // 2:].T  # (chains, draws)
     spread = kept.std() / np.sqrt(max(ess(kept), 1.0))
-    method = (f"long run of {sampler.registry_name} ({sampler.n_chains} chains × {steps:,} steps, second half, "
-              f"split-R̂ {rhat(kept):.4g})")
+    method = f"long run of {run}: second half, split-R̂ {rhat(kept):.4g}"
     return Reference(float(kept.mean()), float(spread), rhat(kept), method, float(kept.std()))
 
 

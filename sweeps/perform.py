@@ -1,10 +1,13 @@
 """One run of a sweep, start to finish, in whatever process executes it: ``perform(spec, sweep_seed)``.
 
 The run's sampler is built from the spec's ``RunConfig`` with the seed
-``run_seed(sweep seed, run id)`` and stepped ``spec.steps`` times. It records
-log p̃ and the configuration's statistic of every chain at ``trace_points``
-evenly spaced steps (step 0 included), the acceptance rate over all steps and,
-when ``kl_checkpoints`` > 0, the exact KL(P‖π) of every chain's MCMC, OPAD and
+``run_seed(sweep seed, run id)`` (its chains started as ``spec.start`` says)
+and stepped ``spec.steps`` times. At ``trace_points`` evenly spaced steps
+(step 0 included) it records the step, the target evaluations and the
+sampler's CPU seconds so far, and what ``spec.traced`` names for every chain:
+log p̃ and the configuration's statistic. It also records the acceptance rate
+over all steps, every chain's state every ``state_every`` steps and, when
+``kl_checkpoints`` > 0, the exact KL(P‖π) of every chain's MCMC, OPAD and
 OPAD+ estimates at log-spaced steps (a ``ParticleStore`` fed every step
 record; the target must be small enough to enumerate). The process loads the
 compiled kernels once, before its first run is timed. Timings are CPU seconds
@@ -25,13 +28,14 @@ import numpy as np
 from dashboard.model.config import RunConfig
 from dashboard.model.opad_tracker import tracking_problem
 from dashboard.model.statistics import available_statistics
+from samplers.convergence import over_dispersed_starts
 from samplers.opad import KINDS, ParticleStore
 from samplers.warmup import kernels_ready, warm_up
 
 from .spec import RunSpec, run_seed
 
 #: Result entries measured rather than computed: they differ between executions of the same run.
-TIMING_KEYS = ("step_seconds", "store_seconds", "wall_seconds")
+TIMING_KEYS = ("step_seconds", "store_seconds", "wall_seconds", "trace_seconds")
 
 
 def checkpoints(steps: int, count: int = 7) -> list[int]:
@@ -44,6 +48,11 @@ def versions() -> str:
     return json.dumps({"python": platform.python_version(), "numpy": np.__version__, "numba": numba.__version__})
 
 
+def traced_steps(steps: int, points: int) -> np.ndarray:
+    """The steps a run of ``steps`` steps traces: ``points`` evenly spaced from 0 to ``steps``, without repeats."""
+    return np.unique(np.linspace(0, steps, min(points, steps + 1)).round().astype(np.int64))
+
+
 def perform(spec: RunSpec, sweep_seed: int) -> dict:
     """Run ``spec`` (see the module docstring); the result as a dictionary of arrays and numbers."""
     if not kernels_ready():
@@ -52,6 +61,8 @@ def perform(spec: RunSpec, sweep_seed: int) -> dict:
     seed = run_seed(sweep_seed, spec.run_id)
     config = RunConfig.from_dict({**spec.config.to_dict(), "seed": seed})
     target, sampler = config.build()
+    if spec.start == "over_dispersed":
+        sampler.reset(over_dispersed_starts(target.dim, sampler.n_chains, np.random.default_rng(seed)))
     statistic = available_statistics(target)[config.statistic]
     store = None
     if spec.kl_checkpoints:
@@ -59,9 +70,9 @@ def perform(spec: RunSpec, sweep_seed: int) -> dict:
         if problem:
             raise ValueError(f"KL checkpoints: {problem}")
         store = ParticleStore(target, scored_neighbours=config.opad_neighbours)
-    traced = set(np.unique(np.linspace(0, spec.steps, spec.trace_points).round().astype(np.int64)).tolist())
+    traced = set(traced_steps(spec.steps, spec.trace_points).tolist())
     marks = set(checkpoints(spec.steps, spec.kl_checkpoints)) if store is not None else set()
-    rows, kl_rows = [], []
+    rows, kl_rows, kept_states = [], [], []
     accepted = 0
     step_seconds = store_seconds = 0.0
     for k in range(spec.steps + 1):
@@ -78,13 +89,23 @@ def perform(spec: RunSpec, sweep_seed: int) -> dict:
                     kl_rows.append([[store.kl(chain)[kind] for chain in range(sampler.n_chains)] for kind in KINDS])
                 store_seconds += time.process_time() - stepped
         if k in traced:
-            rows.append((k, sampler.n_evals, sampler.log_p.copy(), np.asarray(statistic(sampler.states, sampler.log_p),
-                                                                              dtype=np.float64)))
-    step, evals, log_prob, values = zip(*rows)
+            rows.append((k, sampler.n_evals, step_seconds,
+                         sampler.log_p.copy() if "log_prob" in spec.traced else None,
+                         np.array(statistic(sampler.states, sampler.log_p), dtype=np.float64)
+                         if "statistic" in spec.traced else None))
+        if spec.state_every and k % spec.state_every == 0:
+            kept_states.append(sampler.states.copy())
+    step, evals, seconds, log_prob, values = zip(*rows)
     result = {"spec": json.dumps(spec.to_dict(), sort_keys=True), "sweep_seed": sweep_seed, "sampler_seed": seed,
-              "trace_step": np.array(step), "trace_evals": np.array(evals), "trace_log_prob": np.array(log_prob),
-              "trace_statistic": np.array(values), "acceptance": accepted / (spec.steps * sampler.n_chains),
-              "versions": versions(), "step_seconds": step_seconds, "store_seconds": store_seconds}
+              "trace_step": np.array(step), "trace_evals": np.array(evals), "trace_seconds": np.array(seconds),
+              "acceptance": accepted / (spec.steps * sampler.n_chains), "versions": versions(),
+              "step_seconds": step_seconds, "store_seconds": store_seconds}
+    if "log_prob" in spec.traced:
+        result["trace_log_prob"] = np.array(log_prob)
+    if "statistic" in spec.traced:
+        result["trace_statistic"] = np.array(values)
+    if kept_states:
+        result["states"] = np.array(kept_states)  # (snapshots, chains, dim)
     if store is not None:
         table = np.array(kl_rows)  # (checkpoints, kinds, chains)
         result |= {"kl_step": np.array(sorted(marks)), "n_particles": store.n_particles, "store_bytes": store.nbytes,

@@ -22,17 +22,26 @@ import numpy as np
 from dashboard.model.config import RunConfig
 
 #: Version of the run description and result layout; part of every run's hash.
-FORMAT = 1
+FORMAT = 2
+#: What a run can trace at its trace points, besides the step, the evaluations and the CPU seconds so far.
+TRACEABLE = ("log_prob", "statistic")
+#: How a run's chains can start: the target's random states, or over-dispersed ones (all zeros, all ones and
+#: random states in turn, ``samplers.convergence.over_dispersed_starts``) as a long reference run needs.
+STARTS = ("random", "over_dispersed")
 
 
 @dataclass(frozen=True, eq=False)
 class RunSpec:
     """One run: ``config`` (its ``seed`` numbers the replicate) stepped ``steps`` times.
 
-    ``trace_points``: how many evenly spaced steps keep log p̃ of every chain;
-    ``kl_checkpoints``: when > 0 (and the target can be enumerated), the exact
-    KL(P‖π) of every chain's MCMC, OPAD and OPAD+ estimates at that many
-    log-spaced steps; ``label``: the run's name in tables (not part of its id).
+    ``trace_points``: how many evenly spaced steps (step 0 and the last
+    included; ``steps + 1`` or more is every step) keep what ``traced`` names for
+    every chain — log p̃ and the configuration's statistic; ``state_every``:
+    when > 0, every chain's state is kept every that many steps (step 0
+    included); ``kl_checkpoints``: when > 0 (and the target can be
+    enumerated), the exact KL(P‖π) of every chain's MCMC, OPAD and OPAD+
+    estimates at that many log-spaced steps; ``start``: one of ``STARTS``;
+    ``label``: the run's name in tables (not part of its id).
     """
 
     config: RunConfig
@@ -40,16 +49,23 @@ class RunSpec:
     trace_points: int = 200
     kl_checkpoints: int = 0
     label: str = ""
+    traced: tuple[str, ...] = TRACEABLE
+    state_every: int = 0
+    start: str = "random"
 
     def __post_init__(self):
         if self.steps < 1 or self.trace_points < 2 or self.kl_checkpoints < 0:
             raise ValueError(f"a run needs steps ≥ 1, trace_points ≥ 2 and kl_checkpoints ≥ 0; got {self.steps}, "
                              f"{self.trace_points}, {self.kl_checkpoints}")
+        if not set(self.traced) <= set(TRACEABLE) or self.start not in STARTS or self.state_every < 0:
+            raise ValueError(f"a run traces some of {TRACEABLE}, starts from one of {STARTS} and keeps states "
+                             f"every ≥ 0 steps; got {self.traced}, {self.start!r}, {self.state_every}")
 
     def description(self) -> dict:
         """The canonical description the run id hashes (the label excepted)."""
         return {"format": FORMAT, "config": self.config.to_dict(), "steps": self.steps,
-                "trace_points": self.trace_points, "kl_checkpoints": self.kl_checkpoints}
+                "trace_points": self.trace_points, "kl_checkpoints": self.kl_checkpoints,
+                "traced": list(self.traced), "state_every": self.state_every, "start": self.start}
 
     @property
     def run_id(self) -> str:
@@ -70,7 +86,9 @@ class RunSpec:
         if data.get("format", FORMAT) != FORMAT:
             raise ValueError(f"run format {data.get('format')} is not {FORMAT}")
         return cls(RunConfig.from_dict(data["config"]), int(data["steps"]), int(data.get("trace_points", 200)),
-                   int(data.get("kl_checkpoints", 0)), str(data.get("label", "")))
+                   int(data.get("kl_checkpoints", 0)), str(data.get("label", "")),
+                   tuple(data.get("traced", TRACEABLE)), int(data.get("state_every", 0)),
+                   str(data.get("start", "random")))
 
 
 def run_seed(sweep_seed: int, run_id: str) -> int:

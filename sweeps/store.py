@@ -18,6 +18,10 @@ from pathlib import Path
 import numpy as np
 
 
+#: Permissions of a stored file (mkstemp's own would be 0o600).
+FILE_MODE = 0o644
+
+
 class ResultStore:
     """The results directory of one sweep (see the module docstring)."""
 
@@ -43,14 +47,16 @@ class ResultStore:
         try:
             with os.fdopen(handle, "wb") as stream:
                 write(stream)
+            os.chmod(temporary, FILE_MODE)  # mkstemp's files are private; results are for anyone who may read
             os.replace(temporary, target)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
 
     def write(self, run_id: str, result: dict) -> None:
-        """Store a run's result (atomically) and forget an earlier failure of it."""
-        self._atomically(self.path(run_id), lambda stream: np.savez(stream, **result))
+        """Store a run's result (atomically, compressed: traces of every step are mostly repeats) and forget an
+        earlier failure of it."""
+        self._atomically(self.path(run_id), lambda stream: np.savez_compressed(stream, **result))
         self.failure_path(run_id).unlink(missing_ok=True)
 
     def write_failure(self, run_id: str, error: str, trace: str) -> None:

@@ -11,42 +11,60 @@ from benchmarks import lsb_markov, lsb_rbm, lsb_segmentation
 
 
 @pytest.fixture
-def results(tmp_path, monkeypatch):
+def results(tmp_path, monkeypatch):  # where the benchmarks that are not sweeps write
     monkeypatch.setattr(lsb_runs, "RESULTS", tmp_path)
     return tmp_path
 
 
-@pytest.mark.parametrize("module, argv", [
+@pytest.mark.parametrize("module, argv, runs", [
     (lsb_segmentation, ["--seeds", "2", "--burn-in", "20", "--steps", "30", "--size", "6", "--chains", "4",
-                         "--reference-steps", "2000"]),
-    (lsb_rbm, ["--seeds", "2", "--burn-in", "50", "--steps", "30", "--chains", "4"]),
-    (lsb_markov, ["--seeds", "2", "--burn-in", "10", "--steps", "20", "--chains", "2", "--reference-steps", "2000"]),
+                         "--reference-steps", "2000"], 4 * (6 * 2 + 1)),
+    (lsb_rbm, ["--seeds", "2", "--burn-in", "150", "--steps", "100", "--chains", "4"], 5 * 2),
+    (lsb_markov, ["--seeds", "2", "--burn-in", "10", "--steps", "20", "--chains", "2", "--reference-steps", "2000"],
+     3 * (6 * 2 + 1)),
 ])
-def test_lsb_benchmarks_write_tables_and_figures(module, argv, results, capsys):
-    module.main(argv)
+def test_lsb_benchmarks_store_their_runs_and_write_tables_and_figures_from_them(module, argv, runs, tmp_path,
+                                                                                capsys):
+    from sweeps import ResultStore
+
     name = module.__name__.rsplit(".", 1)[1]
-    table = (results / f"{name}.md").read_text()
+    module.main(argv + ["--workers", "0", "--results", str(tmp_path)])
+    table = (tmp_path / f"{name}.md").read_text()
     assert "| sampler |" in table and "±" in table
-    assert (results / f"{name}.html").stat().st_size > 10_000
-    assert "written:" in capsys.readouterr().out
+    assert (tmp_path / f"{name}.html").stat().st_size > 10_000
+    out, err = capsys.readouterr()
+    assert "written:" in out and f"{runs} runs computed, 0 already stored, 0 failed" in err
+    assert len(ResultStore(tmp_path / name).run_ids()) == runs
+    (tmp_path / f"{name}.md").unlink()
+    module.main(argv + ["--workers", "0", "--results", str(tmp_path)])  # redrawn from the stored runs
+    assert (tmp_path / f"{name}.md").read_text() == table
+    assert f"0 runs computed, {runs} already stored" in capsys.readouterr().err
 
 
 def test_convergence_is_measured_against_a_reached_reference_only():
-    import targets
     from samplers.convergence import Reference
+    from sweeps import perform
 
-    target = targets.make("ising_segmentation", size=5, lam=0.0, mu=3.0, sigma=3.0, seed=0)
-
-    def agreement(states, log_p):
-        return target.agreement(states)
-
-    reference = lsb_runs.equilibrium(target, agreement, chains=6, steps=4000)
-    assert reference.reached and 0.5 < reference.value < 1.0
-    runs = [lsb_runs.run_one("√t", "locally_balanced", target, agreement, n_chains=6, seed=0, burn_in=300, steps=40,
-                             reference=given) for given in (reference, Reference(0.9, 0.1, 1.5, "disagreeing run"))]
+    target = {"size": 5, "lam": 0.0, "mu": 3.0, "sigma": 3.0, "seed": 0}
+    reference = lsb_runs.reference(perform(lsb_runs.reference_run("ising_segmentation", target, "agreement", 6, 4000),
+                                           sweep_seed=0))
+    assert reference.reached and 0.5 < reference.value < 1.0 and "over-dispersed" not in reference.method
+    run = perform(lsb_runs.mixing_run("√t", "ising_segmentation", target, "locally_balanced", {"balancing": "sqrt"},
+                                      "agreement", chains=6, replicate=0, burn_in=300, steps=40), sweep_seed=0)
+    runs = [lsb_runs.summarise("√t", run, 300, given) for given in (reference, Reference(0.9, 0.1, 1.5, "disagreeing"))]
     assert 0 < runs[0].evals_to_converge <= runs[0].evals[-1]
     assert runs[1].evals_to_converge != runs[1].evals_to_converge  # NaN: no equilibrium, no convergence time
     assert "not reached" in lsb_runs.reference_note(Reference(0.9, 0.1, 1.5, "disagreeing run"))
+
+
+def test_a_reference_run_starts_over_dispersed_and_keeps_thinned_draws():
+    from sweeps import perform
+
+    spec = lsb_runs.reference_run("ising_segmentation", {"size": 4}, "ones", 6, 5000)
+    result = perform(spec, sweep_seed=0)
+    assert len(result["trace_step"]) == lsb_runs.REFERENCE_DRAWS + 1 and "trace_log_prob" not in result
+    start = result["trace_statistic"][0]  # the fraction of ones of each chain's start: zeros, ones, random, in turn
+    assert list(start[0::3]) == [0.0, 0.0] and list(start[1::3]) == [1.0, 1.0]
 
 
 def test_unknown_options_are_refused():

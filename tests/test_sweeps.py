@@ -179,3 +179,12 @@ def test_a_file_that_is_not_a_stored_run_is_refused_with_a_message(tmp_path, ent
         config_from_stored_run(path.read_bytes())
     with pytest.raises(ValueError, match="not a readable stored run"):
         config_from_stored_run(b"PK\x03\x04" + b"\x00" * 40)
+
+
+def test_a_stored_run_from_over_dispersed_starts_is_refused_as_it_cannot_be_replayed(tmp_path):
+    from dashboard.model.stored_runs import config_from_stored_run
+
+    spec = RunSpec(RunConfig.from_dict(BASE), steps=10, trace_points=3, start="over_dispersed")
+    report = run_sweep(Sweep("dispersed", 0, (spec,)), tmp_path, workers=0, progress=False)
+    with pytest.raises(ValueError, match="over_dispersed states"):
+        config_from_stored_run(report.store.path(spec.run_id).read_bytes())

@@ -6,7 +6,9 @@ replays it: the same configuration with that seed, so the dashboard's run
 takes the stored run's steps one for one (its trace is the stored trace, drawn
 live). Only the two small entries are read, each after checking its
 uncompressed size in the archive (``MAX_ENTRY_BYTES``); the description then
-passes the same validation as a configuration file.
+passes the same validation as a configuration file. A run that started from
+other than the target's random states (a long reference run's over-dispersed
+starts) is refused: its configuration alone does not replay it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import zipfile
 import numpy as np
 
 from .config import RunConfig
-from .uploads import format_bytes
+from .uploads import excerpt, format_bytes
 
 #: Largest uncompressed size of the entries read from a stored run.
 MAX_ENTRY_BYTES = 1_000_000
@@ -51,4 +53,7 @@ def config_from_stored_run(data: bytes) -> RunConfig:
         raise ValueError(f"this file is not a readable stored run ({type(error).__name__})") from None
     if not isinstance(spec, dict) or not isinstance(spec.get("config"), dict):
         raise ValueError("this stored run has no configuration")
+    if spec.get("start", "random") != "random":
+        raise ValueError(f"this stored run started its chains from {excerpt(str(spec['start']), 30)} states; the "
+                         f"dashboard replays runs that start from the target's random states only")
     return RunConfig.from_json(json.dumps({**spec["config"], "seed": seed}))
