@@ -21,26 +21,30 @@ its findings on the Ising model are checked here:
 Each finding gets a verdict: reproduced when every comparison goes the claimed
 way with 95 % intervals (over chains) that do not overlap, not reproduced when
 one goes the other way so, inconclusive otherwise. The sizes and lengths are
-smaller than DISCS's (50×50 and 10⁵–10⁶ steps; ``--size``, ``--steps``).
+smaller than DISCS's (50×50 and 10⁵–10⁶ steps; ``--size``, ``--steps``). Every
+run (a sampler on one model, the Hamming distance of every chain traced at
+every step) is one run of a sweep, executed on Dask and stored (``--workers``,
+``--scheduler``, ``--results``; a re-run computes only what is not stored and
+prints the findings from the stored runs). The model is the ``discs_ising``
+target; its field is drawn with DISCS's seed 0.
 
 Run:  python -m benchmarks discs_ising [--size 20 --steps 20000 --chains 16 --sizes 10,20,30,40 --seed 0
-                                         --samplers locally_balanced,pas,dmala]
+                                         --samplers locally_balanced,pas,dmala --workers 2]
 """
 
 from __future__ import annotations
 
-import time
+import json
 
 import numpy as np
-from scipy import sparse
 
 import samplers
-import targets
+from dashboard.model.config import RunConfig
 from samplers.convergence import Interval, interval
-from samplers.diagnostics import discs_ess, hamming_distance, hamming_reference
-from targets.pairwise import lattice_edges
+from samplers.diagnostics import discs_ess
+from sweeps import RunSpec
 
-from . import arguments, progress
+from . import SWEEP_DEFAULTS, SWEEP_HELPS, arguments, sweep_store
 
 BETA_CRITICAL = float(np.log(1 + np.sqrt(2)) / 2)
 #: β on either side of β_c for finding 1.
@@ -48,31 +52,44 @@ BETAS = (0.3, 0.38, 0.5, 0.6)
 BALANCINGS = {"√t": "sqrt", "t/(1+t)": "barker"}
 
 
-def discs_ising_model(size: int, lam: float = 0.5, mu: float = 0.5, sigma: float = 1.5, seed: int = 0):
-    """DISCS's Ising model (``discs/models/ising.py``) as a ``boltzmann`` target: open L×L lattice, coupling λ,
-    field −b with b = U(−σ, σ) + μ·(±1 inside/outside the central disc)."""
-    edges = lattice_edges((size, size), periodic=False)
-    d = size * size
-    upper = sparse.coo_matrix((np.full(len(edges), lam), (edges[:, 0], edges[:, 1])), shape=(d, d))
-    rows, cols = np.indices((size, size))
-    inside = (rows / size - 0.5) ** 2 + (cols / size - 0.5) ** 2 < 0.5 / np.pi
-    b = (2 * np.random.default_rng(seed).random((size, size)) - 1) * sigma + mu * np.where(inside, 1.0, -1.0)
-    return targets.make("boltzmann", J=(upper + upper.T).tocsr(), h=-b.ravel(), beta=1.0)
+def discs_run(model: dict, name: str, params: dict, steps: int, chains: int) -> RunSpec:
+    """``chains`` chains of sampler ``name`` on the ``discs_ising`` model ``model`` for ``steps`` steps, the Hamming
+    distance to DISCS's fixed random reference state traced at every step."""
+    config = RunConfig(target="discs_ising", target_params=model, sampler=name, sampler_params=params,
+                       n_chains=chains, statistic="hamming")
+    return RunSpec(config, steps, trace_points=steps + 1, traced=("statistic",), label=f"{name} {params} {model}")
 
 
-def measure(target, name: str, params: dict, steps: int, chains: int, seed: int) -> dict:
-    """DISCS ESS of one run: per chain over the second half, with its rates per step, 1000 evaluations, CPU second."""
-    reference = hamming_reference(target.dim, seed)
-    sampler = samplers.make(name, target, n_chains=chains, seed=seed, **params)
-    start = time.process_time()
-    trace = samplers.run(sampler, steps, statistic=lambda x: hamming_distance(x, reference).astype(float))
-    seconds = time.process_time() - start
-    per_chain = discs_ess(trace.statistic.T)
+def measure(result: dict) -> dict:
+    """DISCS ESS of one stored run: per chain over the second half, with its rates per step, 1000 evaluations and
+    CPU second of the sampler's steps, and the kernel a tuned sampler froze to."""
+    trace, evals, seconds = result["trace_statistic"], result["trace_evals"], result["trace_seconds"]
+    steps = len(trace) - 1
+    per_chain = discs_ess(trace.T)
     half = steps // 2
-    evals = trace.n_evals[-1] - trace.n_evals[half]
+    frozen = json.loads(result["frozen"])["sampler_params"] if "frozen" in result else {}
     return {"ess": interval(per_chain), "per step": interval(per_chain / (steps - half)),
-            "per 1k evals": interval(1000 * per_chain / evals), "per second": interval(per_chain / (seconds / 2)),
-            "std": float(per_chain.std()), "sampler": sampler}
+            "per 1k evals": interval(1000 * per_chain / (evals[-1] - evals[half])),
+            "per second": interval(per_chain / (seconds[-1] - seconds[half])), "std": float(per_chain.std()),
+            "frozen": frozen}
+
+
+def tuning(name: str, steps: int) -> dict:
+    """The burn-in of a sampler that tunes itself (the first tenth of the run), else nothing."""
+    return {"burn_in": steps // 10} if "burn_in" in samplers.sampler_class(name).param else {}
+
+
+def finding_1_runs(args) -> dict[tuple[str, float, str], RunSpec]:
+    """(sampler, β, balancing label) → its run on the zero-field open lattice with coupling β."""
+    return {(name, beta, label): discs_run({"size": args.size, "lam": beta, "mu": 0.0, "sigma": 0.0}, name,
+                                           {**tuning(name, args.steps), "balancing": g}, args.steps, args.chains)
+            for name in args.samplers.split(",") for beta in BETAS for label, g in BALANCINGS.items()}
+
+
+def finding_2_runs(args) -> dict[tuple[int, str], RunSpec]:
+    """(L, sampler) → its run on DISCS's model of side L (Metropolis, and PAS tuning its path length)."""
+    return {(size, name): discs_run({"size": size}, name, tuning(name, args.steps), args.steps, args.chains)
+            for size in (int(size) for size in args.sizes.split(",")) for name in ("metropolis", "pas")}
 
 
 def separated(better: Interval, worse: Interval) -> bool | None:
@@ -92,7 +109,7 @@ def finding_verdict(outcomes: list[bool | None]) -> str:
     return "inconclusive"
 
 
-def balancing_against_temperature(args) -> str:
+def balancing_against_temperature(args, runs: dict, store) -> str:
     names = args.samplers.split(",")
     print(f"Finding 1 · zero-field open Ising {args.size}×{args.size} (DISCS's temperature sweep: μ = σ = 0), "
           f"{args.chains} chains × {args.steps} steps, β_c = {BETA_CRITICAL:.4f}; ESS per step (DISCS), "
@@ -100,11 +117,11 @@ def balancing_against_temperature(args) -> str:
     print(f"{'sampler':>18} {'β':>6} {'side':>10} " + " ".join(f"{label:>26}" for label in BALANCINGS)
           + f" {'winner':>8} {'expected':>9}")
     outcomes = []
-    for name, beta in progress([(name, beta) for name in names for beta in BETAS], "finding 1"):
-        params = {"burn_in": args.steps // 10} if "burn_in" in samplers.sampler_class(name).param else {}
-        target = discs_ising_model(args.size, lam=beta, mu=0.0, sigma=0.0, seed=args.seed)
-        results = {label: measure(target, name, {**params, "balancing": g}, args.steps, args.chains, args.seed)
-                   for label, g in BALANCINGS.items()}
+    for name, beta in [(name, beta) for name in names for beta in BETAS]:
+        if not all(store.has(runs[name, beta, label].run_id) for label in BALANCINGS):
+            print(f"{name:>18} {beta:>6.3f} a run failed (the sweep's summary says why)")
+            continue
+        results = {label: measure(store.read(runs[name, beta, label].run_id)) for label in BALANCINGS}
         expected = "√t" if beta < BETA_CRITICAL else "t/(1+t)"
         other = "t/(1+t)" if expected == "√t" else "√t"
         outcome = separated(results[expected]["per step"], results[other]["per step"])
@@ -120,21 +137,23 @@ def balancing_against_temperature(args) -> str:
     return verdict
 
 
-def dimension_scaling(args) -> str:
-    sizes = [int(size) for size in args.sizes.split(",")]
+def dimension_scaling(args, runs: dict, store) -> str:
+    sizes = [size for size in (int(size) for size in args.sizes.split(","))
+             if store.has(runs[size, "metropolis"].run_id) and store.has(runs[size, "pas"].run_id)]
+    if not sizes:
+        print("Finding 2 · every size has a failed run (the sweep's summary says why)\n")
+        return "inconclusive"
     print(f"Finding 2 · DISCS's Ising model (λ = 0.5, μ = 0.5, σ = 1.5, open lattice), {args.chains} chains × "
           f"{args.steps} steps; PAS tunes its path length for the first {args.steps // 10} steps")
     print(f"{'L':>4} {'d':>6} {'Metropolis ESS/step':>26} {'PAS ESS/step':>26} {'PAS L':>6} {'PAS/Metropolis':>15} "
           f"{'per 1k evals (M, PAS)':>24} {'per second (M, PAS)':>24}")
     rows = []
-    for size in progress(sizes, "finding 2"):
-        target = discs_ising_model(size, seed=args.seed)
-        metropolis = measure(target, "metropolis", {}, args.steps, args.chains, args.seed)
-        pas = measure(target, "pas", {"burn_in": args.steps // 10}, args.steps, args.chains, args.seed)
+    for size in sizes:
+        metropolis, pas = (measure(store.read(runs[size, name].run_id)) for name in ("metropolis", "pas"))
         ratio = pas["per step"].mean / metropolis["per step"].mean
         rows.append((metropolis["per step"], pas["per step"]))
         print(f"{size:>4} {size * size:>6} {str(metropolis['per step']):>26} {str(pas['per step']):>26} "
-              f"{pas['sampler'].frozen_params()['path_length']:>6} {ratio:>15.3g} "
+              f"{pas['frozen'].get('path_length', '—'):>6} {ratio:>15.3g} "
               f"{metropolis['per 1k evals'].mean:>11.3g} {pas['per 1k evals'].mean:>12.3g} "
               f"{metropolis['per second'].mean:>11.3g} {pas['per second'].mean:>12.3g}")
     falls = {name: rows[0][k].mean / rows[-1][k].mean for k, name in enumerate(("Metropolis", "PAS"))}
@@ -148,13 +167,14 @@ def dimension_scaling(args) -> str:
 
 
 def main(argv=None) -> None:
-    args = arguments("discs_ising", argv, size=20, steps=20_000, chains=16, sizes="10,20,30,40", seed=0,
-                     samplers="locally_balanced,pas,dmala", helps={
+    args = arguments("discs_ising", argv, size=20, steps=20_000, chains=16, sizes="10,20,30,40",
+                     samplers="locally_balanced,pas,dmala", **SWEEP_DEFAULTS, helps=SWEEP_HELPS | {
                          "size": "side L of the L×L lattice of finding 1",
                          "steps": "steps per chain of every run (the tuned samplers tune for the first tenth)",
                          "chains": "chains per run (the intervals are over chains)",
                          "sizes": "comma-separated lattice sides L of finding 2",
-                         "seed": "seed of the samplers, the reference state and DISCS's random field",
                          "samplers": "comma-separated samplers of finding 1, each with g = √t and g = t/(1+t)"})
-    balancing_against_temperature(args)
-    dimension_scaling(args)
+    first, second = finding_1_runs(args), finding_2_runs(args)
+    store = sweep_store("discs_ising", [*first.values(), *second.values()], args)
+    balancing_against_temperature(args, first, store)
+    dimension_scaling(args, second, store)

@@ -6,7 +6,8 @@ and stepped ``spec.steps`` times. At ``trace_points`` evenly spaced steps
 (step 0 included) it records the step, the target evaluations and the
 sampler's CPU seconds so far, and what ``spec.traced`` names for every chain:
 log p̃ and the configuration's statistic. It also records the acceptance rate
-over all steps, every chain's state every ``state_every`` steps and, when
+over all steps, the kernel an adaptive sampler froze to (``frozen``, as the
+dashboard's export records it), every chain's state every ``state_every`` steps and, when
 ``kl_checkpoints`` > 0, the exact KL(P‖π) of every chain's MCMC, OPAD and
 OPAD+ estimates at log-spaced steps (a ``ParticleStore`` fed every step
 record; the target must be small enough to enumerate). The process loads the
@@ -25,8 +26,10 @@ import time
 import numba
 import numpy as np
 
+from dashboard.model.capabilities import Capabilities
 from dashboard.model.config import RunConfig
 from dashboard.model.opad_tracker import tracking_problem
+from dashboard.model.session import frozen_record
 from dashboard.model.statistics import available_statistics
 from samplers.convergence import over_dispersed_starts
 from samplers.opad import KINDS, ParticleStore
@@ -104,6 +107,9 @@ def perform(spec: RunSpec, sweep_seed: int) -> dict:
         result["trace_log_prob"] = np.array(log_prob)
     if "statistic" in spec.traced:
         result["trace_statistic"] = np.array(values)
+    frozen = frozen_record(sampler) if Capabilities.of(sampler).adapts else None
+    if frozen is not None:
+        result["frozen"] = json.dumps(frozen)  # the kernel an adaptive sampler froze to
     if kept_states:
         result["states"] = np.array(kept_states)  # (snapshots, chains, dim)
     if store is not None:

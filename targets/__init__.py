@@ -16,14 +16,14 @@ from .bvs import BayesianVariableSelection
 from .dag import DagStructure
 from .gabor import GaborBoltzmann
 from .markov_network import MarkovNetwork
-from .pairwise import IsingChain, IsingLattice, PairwiseBinaryModel, SpinGlass3D
+from .pairwise import DiscsIsing, IsingChain, IsingLattice, PairwiseBinaryModel, SpinGlass3D
 from .rbm import RBM
 from .segmentation import IsingSegmentation
 
 _REGISTRY: dict[str, type[Target]] = {
     cls.registry_name: cls
-    for cls in (IsingChain, IsingSegmentation, IsingLattice, SpinGlass3D, Boltzmann, RBM, GaborBoltzmann, MarkovNetwork,
-                BlackBox, BayesianVariableSelection, DagStructure)
+    for cls in (IsingChain, IsingSegmentation, IsingLattice, DiscsIsing, SpinGlass3D, Boltzmann, RBM, GaborBoltzmann,
+                MarkovNetwork, BlackBox, BayesianVariableSelection, DagStructure)
 }
 
 
@@ -48,6 +48,6 @@ def make(name: str, **params) -> Target:
 __all__ = [
     "MAX_ENUMERATE_DIM", "Target", "TargetSize", "PairwiseBinaryModel", "all_states", "flip", "state_codes",
     "available", "make", "target_class", "from_log_prob", "BlackBox", "Boltzmann", "IsingChain", "IsingLattice",
-    "IsingSegmentation", "MarkovNetwork", "RBM", "SpinGlass3D", "BayesianVariableSelection",
+    "DiscsIsing", "IsingSegmentation", "MarkovNetwork", "RBM", "SpinGlass3D", "BayesianVariableSelection",
     "DagStructure", "GaborBoltzmann",
 ]

@@ -302,6 +302,43 @@ class IsingLattice(PairwiseBinaryModel):
         return self._shape
 
 
+class DiscsIsing(PairwiseBinaryModel):
+    """The Ising model of the DISCS benchmark (Goshvadi et al. 2023, ``discs/models/ising.py``).
+
+    An open L×L lattice with log p̃(s) = λ Σ_⟨ij⟩ s_i s_j − Σ_i b_i s_i, where
+    b_i = U(−σ, σ) + μ·(+1 inside the disc of area 1/2 centred on the lattice,
+    −1 outside), drawn with ``seed``. DISCS's temperature sweep uses λ as β with
+    μ = σ = 0.
+    """
+
+    registry_name = "discs_ising"
+    size = param.Integer(20, bounds=(2, 512), doc="Side length L of the open lattice.")
+    lam = param.Number(0.5, bounds=(-100.0, 100.0), doc="Coupling λ of neighbouring spins.")
+    mu = param.Number(0.5, bounds=(-100.0, 100.0), doc="μ: the field's ±μ inside/outside the central disc.")
+    sigma = param.Number(1.5, bounds=(0.0, 100.0), doc="σ: half-width of the field's uniform noise U(−σ, σ).")
+    seed = param.Integer(0, bounds=(0, 2**32 - 1), doc="Seed of the field's noise.")
+
+    def _build(self):
+        shape = (self.size, self.size)
+        edges = lattice_edges(shape, periodic=False)
+        rows, cols = np.indices(shape)
+        inside = (rows / self.size - 0.5) ** 2 + (cols / self.size - 0.5) ** 2 < 0.5 / np.pi
+        noise = (2 * np.random.default_rng(self.seed).random(shape) - 1) * self.sigma
+        self._shape = shape
+        self._set_model(edges, np.full(len(edges), self.lam), -(noise + self.mu * np.where(inside, 1.0, -1.0)).ravel(),
+                        1.0)
+
+    @classmethod
+    def estimate_size(cls, params):
+        """An open L×L lattice: d = L², up to 4 neighbours each."""
+        side = cls._estimate_params(params)["size"]
+        return lattice_size((side, side), periodic=False)
+
+    @property
+    def image_shape(self):
+        return self._shape
+
+
 class SpinGlass3D(PairwiseBinaryModel):
     """Edwards–Anderson ±J spin glass on a periodic L×L×L cube (couplings drawn with ``seed``)."""
 

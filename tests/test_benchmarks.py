@@ -197,11 +197,11 @@ def test_kernels_vs_reference_prints_our_side_and_skips_a_missing_reference(tmp_
     assert "√t step 240×240 / 30×30:" in out and "frozen LSB2 / fixed √t step:" in out
 
 
-def test_discs_ising_prints_both_findings_with_verdicts(capsys):
+def test_discs_ising_prints_both_findings_with_verdicts(capsys, tmp_path):
     from benchmarks import discs_ising
 
     discs_ising.main(["--size", "6", "--steps", "400", "--chains", "4", "--sizes", "4,6", "--samplers",
-                      "locally_balanced,pas"])
+                      "locally_balanced,pas", "--workers", "2", "--results", str(tmp_path)])
     out = capsys.readouterr().out
     verdicts = [line.split(": ", 1)[1].split(" (")[0] for line in out.splitlines() if line.startswith("verdict: ")]
     assert len(verdicts) == 2 and all(v in ("reproduced", "not reproduced", "inconclusive") for v in verdicts)
@@ -211,9 +211,9 @@ def test_discs_ising_prints_both_findings_with_verdicts(capsys):
 
 
 def test_discs_ising_model_is_discs_energy():
-    from benchmarks.discs_ising import discs_ising_model
+    import targets
 
-    target = discs_ising_model(3, lam=0.5, mu=0.5, sigma=1.5, seed=0)
+    target = targets.make("discs_ising", size=3, lam=0.5, mu=0.5, sigma=1.5, seed=0)
     states = np.random.default_rng(1).integers(0, 2, size=(20, 9), dtype=np.uint8)
     spins = (2.0 * states - 1).reshape(20, 3, 3)
     field = -target.pairwise_model()[2].reshape(3, 3)  # b of DISCS

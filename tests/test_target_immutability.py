@@ -15,6 +15,7 @@ CHANGES = {
     "ising1d": {"beta": 2.0},
     "ising_segmentation": {"lam": 0.25},
     "ising_lattice": {"size": 6},
+    "discs_ising": {"seed": 1},
     "spin_glass_3d": {"seed": 1},
     "boltzmann": {"beta": 2.0},
     "rbm": {"weights": np.full((3, 2), 0.5)},

@@ -48,6 +48,8 @@ CASES = [(name, {}) for name in targets.available()] + [
     ("ising_lattice", {"size": 2}),
     ("ising_lattice", {"size": 7, "ndim": 3}),
     ("ising_lattice", {"size": 25, "ndim": 3}),
+    ("discs_ising", {"size": 2}),
+    ("discs_ising", {"size": 45, "mu": 0.0, "sigma": 0.0}),
     ("spin_glass_3d", {"size": 2}),
     ("spin_glass_3d", {"size": 20}),
     ("boltzmann", {"J": _symmetric(30).tolist(), "h": list(np.linspace(-1, 1, 30))}),  # as from JSON

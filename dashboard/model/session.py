@@ -100,6 +100,15 @@ def to_jsonable_params(params: dict) -> dict:
     return {key: list(value) if isinstance(value, tuple) else to_jsonable(value) for key, value in params.items()}
 
 
+def frozen_record(sampler) -> dict | None:
+    """The kernel an adaptive sampler froze to, as a run records it — ``{"at_step": n, "sampler_params": {...}}``
+    (``samplers.adaptive``) — or None while it still adapts."""
+    frozen = sampler.frozen_params()
+    if frozen is None:
+        return None
+    return {"at_step": sampler.frozen_at, "sampler_params": to_jsonable_params(frozen)}
+
+
 class _Every:
     """True at most once every ``seconds`` (and at once after ``reset``)."""
 
@@ -423,7 +432,7 @@ class RunSession:
                 parameter=sampler.tuned_parameter, value=float(sampler.tuned_value), adapting=sampler.adapting,
                 frozen_at=sampler.frozen_at, burn_in=sampler.burn_in, target_acceptance=sampler.target_acceptance,
                 step=sampler.n_steps)
-        frozen = sampler.frozen_params()
+        frozen = frozen_record(sampler)
         if frozen is not None:
-            parts["frozen"] = {"at_step": sampler.frozen_at, "sampler_params": to_jsonable_params(frozen)}
+            parts["frozen"] = frozen
         return parts

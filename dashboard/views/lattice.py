@@ -44,7 +44,8 @@ OBSERVATION_PALETTE = "Greys256"
 #: What a bit means, by target: (meaning of 0, meaning of 1).
 BIT_MEANINGS = {"ising_segmentation": ("background", "object"), "rbm": ("pixel off", "pixel on"),
                 "gabor_rbm": ("spin −1", "spin +1"), "ising1d": ("spin −1", "spin +1"),
-                "ising_lattice": ("spin −1", "spin +1"), "spin_glass_3d": ("spin −1", "spin +1"),
+                "ising_lattice": ("spin −1", "spin +1"), "discs_ising": ("spin −1", "spin +1"),
+                "spin_glass_3d": ("spin −1", "spin +1"),
                 "boltzmann": ("spin −1", "spin +1"), "bvs": ("predictor out", "predictor in"),
                 "dag": ("no edge", "edge")}
 MEAN_BAR_PIXELS = 50
