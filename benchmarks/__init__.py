@@ -7,8 +7,6 @@ import os
 import sys
 import time
 
-from tqdm import tqdm
-
 
 #: The options the LSB paper's benchmarks share.
 LSB_HELPS = {
@@ -56,13 +54,6 @@ def sweep_store(name: str, runs, args):
                        scheduler=args.scheduler or None)
     print(report.summary(), file=sys.stderr)
     return report.store
-
-
-def progress(items, label: str, total: int | None = None):
-    """``items``, with a progress bar on a terminal's stderr: runs done, elapsed and estimated time left (tqdm;
-    nothing is drawn when stderr is not a terminal, e.g. in CI logs)."""
-    return tqdm(items, desc=label, total=total, unit="run", file=sys.stderr, mininterval=1.0, dynamic_ncols=True,
-                disable=None, leave=False)
 
 
 def cpu_seconds_per_step(sampler, steps: int, repeats: int, record: bool = False) -> float:

@@ -16,8 +16,8 @@ the Gabor grid side × √s and hidden units × s (window ≤ 11), walk lengths
 capped at min(n, d − n)/2 (at k = n a move could only propose the state with
 every bit flipped); s = 0.25 gives 30×30, 6×6×6 and 14×14 + 125.
 
-Protocol (the paper's): in trial i one chain of each sampler starts from the
-same uniform state of S_n (seed i) and runs for the same wall-clock budget
+Protocol (the paper's): in a trial one chain of each sampler starts from the
+same uniform state of S_n (the trial's seed) and runs for the same wall-clock budget
 ``--seconds``; E = −log p̃ is recorded after every move with the cumulative
 sampling time. Each target's traces are then read on one time grid spaced by
 the slowest sampler's mean time per move — so IM keeps about one point per
@@ -50,15 +50,25 @@ Printed per target: moves per second, acceptance, mean post-burn-in energy,
 then the ACF at the lags ``--lags`` (seconds; "—" beyond half the window or
 where no chain moved, "(m of N trials)" when only m chains moved). Tables and
 an HTML page of energy-vs-time and ACF-vs-lag curves (mean and ±1 sd band
-over trials) are written to benchmarks/results/intracluster_paper.{md,html}.
-Timings are of one shared machine: expect a few per cent of noise.
+over trials) are written to intracluster_paper.{md,html} beside the sweep's
+directory. Timings are of one shared machine: expect a few per cent of noise.
+
+Each trial of each target is one task of a sweep (``Trial``: its samplers run
+one after the other in one worker process, so they share its core alike),
+executed on Dask and stored (``--workers``, ``--scheduler``, ``--results``; a
+re-run computes only the trials not stored and redraws the tables and figures
+from the stored ones). A trial's seed comes from the sweep's ``--seed`` and its
+hash. What a trial measures is compute time, so a rerun on another machine (or
+beside other work) stores other numbers; ``--workers N`` runs N trials at once,
+each on its own core.
 
 Run:  python -m benchmarks intracluster_paper [--scale 0.25 --seconds 5 --trials 10 --lags 0.05,0.1,0.5,1]
-      (the paper's sizes are --scale 1; --moves 2000 instead of --seconds fixes the work)
+      (the paper's sizes are --scale 1; --moves 2000 instead of --seconds fixes the work; --workers 2)
 """
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from dataclasses import dataclass
@@ -70,9 +80,10 @@ from bokeh.palettes import Category10_10
 import samplers
 import targets
 from samplers.diagnostics import autocorrelation, ess_per_chain, on_time_grid
+from sweeps import description_id, run_seed
 from targets.base import Target
 
-from . import arguments
+from . import SWEEP_DEFAULTS, SWEEP_HELPS, arguments, sweep_store
 from .lsb_runs import mean_std, save
 
 KAWASAKI = "Kawasaki"
@@ -154,18 +165,30 @@ def gabor_size(scale: float) -> dict:
     return dict(side=side, n_hidden=max(1, round(500 * scale)), patch=min(11, side - 1 + side % 2))
 
 
+def ferromagnet(scale: float) -> Experiment:
+    side = max(2, round(60 * scale**0.5))
+    ferro = targets.make("ising_lattice", size=side, beta=1 / 2.27)
+    return experiment(f"Ferromagnet {side}×{side}, β = 1/2.27", ferro, ferro.dim // 2, 90, 1.0)
+
+
+def spin_glass(scale: float) -> Experiment:
+    cube = max(2, round(9 * scale ** (1 / 3)))
+    glass = targets.make("spin_glass_3d", size=cube, beta=1.0)
+    return experiment(f"±J spin glass {cube}×{cube}×{cube}, β = 1", glass, glass.dim // 2, (1, 25), 0.8)
+
+
+def gabor(scale: float) -> Experiment:
+    rbm = targets.make("gabor_rbm", **gabor_size(scale))
+    return experiment(f"Gabor RBM {rbm.side}×{rbm.side} + {rbm.n_hidden}, β = 1", rbm, rbm.dim // 3, (1, 20), 0.8)
+
+
+#: The paper's three experiments, each built at a scale (a fraction of the paper's units).
+EXPERIMENTS = (ferromagnet, spin_glass, gabor)
+
+
 def experiments(scale: float) -> list[Experiment]:
     """The paper's three targets, shrunk to about ``scale`` of their units."""
-    side, cube = max(2, round(60 * scale**0.5)), max(2, round(9 * scale ** (1 / 3)))
-    ferro = targets.make("ising_lattice", size=side, beta=1 / 2.27)
-    glass = targets.make("spin_glass_3d", size=cube, beta=1.0)
-    gabor = targets.make("gabor_rbm", **gabor_size(scale))
-    return [
-        experiment(f"Ferromagnet {side}×{side}, β = 1/2.27", ferro, ferro.dim // 2, 90, 1.0),
-        experiment(f"±J spin glass {cube}×{cube}×{cube}, β = 1", glass, glass.dim // 2, (1, 25), 0.8),
-        experiment(f"Gabor RBM {gabor.side}×{gabor.side} + {gabor.n_hidden}, β = 1", gabor, gabor.dim // 3,
-                   (1, 20), 0.8),
-    ]
+    return [build(scale) for build in EXPERIMENTS]
 
 
 # -- runs ------------------------------------------------------------------------------------------------
@@ -187,29 +210,87 @@ def timed_trace(experiment: Experiment, setting: Setting, seed: int, seconds: fl
     return Trace(np.array(times), np.array(energy), accepted / (len(times) - 1))
 
 
-def run_trials(experiment: Experiment, seconds: float, trials: int,
-               moves: int = 0) -> tuple[dict[str, list[Trace]], float]:
-    """Every setting's traces, trial by trial (settings interleaved, so that machine load hits all alike), and
-    the sampling time that every trace covers.
+def run_trial(experiment: Experiment, seed: int, seconds: float, moves: int = 0) -> tuple[list[Trace], float]:
+    """One trial: each setting's trace (in ``experiment.settings``' order) from the start ``seed``, one after the
+    other in this process, and the sampling time each covers.
 
-    Each setting runs ``seconds`` per trial; or, with ``moves`` > 0, the ``REFERENCE`` setting runs exactly
-    ``moves`` moves and every other setting then runs for the time those took in the same trial (the time
-    covered is then that of the shortest trial).
+    Each setting runs ``seconds``; or, with ``moves`` > 0, the ``REFERENCE`` setting runs exactly ``moves``
+    moves and every other setting then runs for the time those took.
     """
     reference = experiment.settings[REFERENCE]
     order = [reference] + [s for s in experiment.settings if s is not reference] if moves else experiment.settings
+    traces, budget = {}, seconds
+    for setting in order:
+        if moves and setting is reference:
+            traces[setting.label] = timed_trace(experiment, setting, seed, moves=moves)
+            budget = float(traces[setting.label].times[-1])
+        else:
+            traces[setting.label] = timed_trace(experiment, setting, seed, seconds=budget)
+    return [traces[setting.label] for setting in experiment.settings], budget
+
+
+def run_trials(experiment: Experiment, seconds: float, trials: int,
+               moves: int = 0) -> tuple[dict[str, list[Trace]], float]:
+    """Every setting's traces, trial by trial (``run_trial``, seeds 0, 1, …: settings interleaved, so that
+    machine load hits all alike), and the sampling time that every trace covers (with ``moves``, that of the
+    shortest trial)."""
     traces = {setting.label: [] for setting in experiment.settings}
     budgets = []
     for seed in range(trials):
-        budget = seconds
-        for setting in order:
-            if moves and setting is reference:
-                trace = timed_trace(experiment, setting, seed, moves=moves)
-                budget = float(trace.times[-1])
-            else:
-                trace = timed_trace(experiment, setting, seed, seconds=budget)
+        trial, budget = run_trial(experiment, seed, seconds, moves)
+        for setting, trace in zip(experiment.settings, trial):
             traces[setting.label].append(trace)
         budgets.append(budget)
+    return traces, min(budgets)
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One trial of one experiment as a sweep's task (``sweeps.Task``): ``run_trial`` in one process, so its
+    settings share the machine alike and get equal compute time, from the start ``run_seed(sweep seed, run
+    id)``. Its result holds each setting's move times, energies and acceptance (the times are wall-clock
+    measurements: a rerun gives other ones) and the time every trace covers."""
+
+    scale: float
+    experiment: int  # index in EXPERIMENTS
+    trial: int
+    seconds: float
+    moves: int
+    label: str = ""
+
+    def description(self) -> dict:
+        return {"kind": "intracluster_trial", "scale": self.scale, "experiment": EXPERIMENTS[self.experiment].__name__,
+                "trial": self.trial, "seconds": self.seconds if not self.moves else None, "moves": self.moves}
+
+    @property
+    def run_id(self) -> str:
+        return description_id(self.description())
+
+    def to_dict(self) -> dict:
+        return {**self.description(), "label": self.label}
+
+    def perform(self, sweep_seed: int) -> dict:
+        traces, budget = run_trial(EXPERIMENTS[self.experiment](self.scale), run_seed(sweep_seed, self.run_id),
+                                   self.seconds, self.moves)
+        result = {"spec": json.dumps(self.to_dict()), "budget": budget}
+        for j, trace in enumerate(traces):
+            result |= {f"times_{j}": trace.times, f"energy_{j}": trace.energy, f"acceptance_{j}": trace.acceptance}
+        return result
+
+
+def stored_trials(experiment: Experiment, trials: list[Trial], store) -> tuple[dict[str, list[Trace]], float]:
+    """``run_trials``' answer read from the stored ``trials`` of ``experiment`` (a failed trial is missing)."""
+    traces = {setting.label: [] for setting in experiment.settings}
+    budgets = []
+    for trial in trials:
+        if not store.has(trial.run_id):
+            continue
+        result = store.read(trial.run_id)
+        for j, setting in enumerate(experiment.settings):
+            traces[setting.label].append(Trace(result[f"times_{j}"], result[f"energy_{j}"], result[f"acceptance_{j}"]))
+        budgets.append(result["budget"])
+    if not budgets:
+        raise SystemExit(f"every trial of {experiment.title} failed (the sweep's summary says why)")
     return traces, min(budgets)
 
 
@@ -312,7 +393,7 @@ HELPS = {
 
 def main(argv=None) -> None:
     args = arguments("intracluster_paper", argv, scale=0.25, seconds=5.0, moves=0, trials=10, burn_in=0.5,
-                     lags="0.05,0.1,0.5,1", helps=HELPS)
+                     lags="0.05,0.1,0.5,1", **SWEEP_DEFAULTS, helps=HELPS | SWEEP_HELPS)
     if not (0 < args.scale <= 1 and args.seconds > 0 and args.trials >= 1 and 0 <= args.burn_in < 1):
         raise SystemExit("need 0 < --scale ≤ 1, --seconds > 0, --trials ≥ 1 and 0 ≤ --burn-in < 1")
     if args.moves < 0 or 0 < args.moves < MIN_POINTS - 1:
@@ -322,10 +403,14 @@ def main(argv=None) -> None:
     budget = f"the compute time of {args.moves} moves of the paper's IM" if args.moves else f"{args.seconds:g} s"
     header = (f"## Intracluster moves vs Kawasaki in compute time: {args.trials} trials × {budget} per "
               f"sampler, one chain each, burn-in {args.burn_in:.0%} of the time grid")
+    built = experiments(args.scale)
+    trials = [[Trial(args.scale, index, trial, args.seconds, args.moves, f"{exp.title} trial {trial}")
+               for trial in range(args.trials)] for index, exp in enumerate(built)]
+    store = sweep_store("intracluster_paper", [trial for runs in trials for trial in runs], args)
     print(header + "\n")
     sections, figures = [], []
-    for exp in experiments(args.scale):
-        traces, window = run_trials(exp, args.seconds, args.trials, args.moves)
+    for exp, runs in zip(built, trials):
+        traces, window = stored_trials(exp, runs, store)
         grid = time_grid(traces, window, args.moves + 1 if args.moves else None)
         summaries = [summarise(label, runs, grid, args.burn_in) for label, runs in traces.items()]
         section = "\n\n".join([
@@ -338,4 +423,5 @@ def main(argv=None) -> None:
                                 "sampling time (s)", "E = −log p̃"),
                     band_figure(f"{exp.title}: energy ACF", lag_seconds, {s.label: s.acf for s in summaries},
                                 "time lag (s)", "autocorrelation")]
-    print("written:", save("intracluster_paper", header + "\n\n" + "\n\n".join(sections), figures))
+    print("written:", save("intracluster_paper", header + "\n\n" + "\n\n".join(sections), figures,
+                           store.directory.parent))

@@ -13,7 +13,8 @@ serially and on any number of workers.
 
 from .perform import perform
 from .runner import SweepReport, run_sweep
-from .spec import RunSpec, Sweep, grid, run_seed
+from .spec import RunSpec, Sweep, Task, description_id, grid, run_seed
 from .store import ResultStore
 
-__all__ = ["ResultStore", "RunSpec", "Sweep", "SweepReport", "grid", "perform", "run_seed", "run_sweep"]
+__all__ = ["ResultStore", "RunSpec", "Sweep", "SweepReport", "Task", "description_id", "grid", "perform", "run_seed",
+           "run_sweep"]

@@ -7,7 +7,7 @@ and see the results directory's files only through this process: results
 come back to the submitting process, which writes them); ``workers=0`` runs
 every run here, one after the other, without Dask. Only runs without a stored
 result are computed, so an interrupted sweep resumes where it stopped. Each run
-is one Dask task (``sweeps.perform``); a task on a worker that dies is
+is one Dask task (its ``perform``; ``sweeps.perform`` for a ``RunSpec``); a task on a worker that dies is
 rescheduled by Dask's scheduler, and its result is written once, by run id. A
 run that raises records its error (``ResultStore.write_failure``) and the sweep
 goes on; the report lists the failures.
@@ -26,8 +26,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from .perform import perform
-from .spec import Sweep
+from .spec import Sweep, Task
 from .store import ResultStore
 
 #: Dask settings of the local clusters started here: the workers' statistical profiler off and their periodic
@@ -92,7 +91,7 @@ def run_sweep(sweep: Sweep, results: str | os.PathLike | None = None, workers: i
         if workers == 0 and client is None and scheduler is None:
             for run in missing:
                 try:
-                    result = perform(run, sweep.seed)
+                    result = perform_task(run, sweep.seed)
                 except Exception as error:  # a failed run is recorded; the sweep goes on
                     finished(run.run_id, None, error, traceback.format_exc())
                 else:
@@ -103,6 +102,11 @@ def run_sweep(sweep: Sweep, results: str | os.PathLike | None = None, workers: i
         bar.close()
         report.seconds = time.perf_counter() - started
     return report
+
+
+def perform_task(task: Task, sweep_seed: int) -> dict:
+    """What a worker runs: ``task.perform(sweep_seed)``."""
+    return task.perform(sweep_seed)
 
 
 def local_cluster(workers: int | None = None):
@@ -126,7 +130,7 @@ def _on_dask(sweep: Sweep, runs: list, client, workers: int | None, scheduler: s
     if own:
         client = Client(cluster if cluster is not None else scheduler)
     try:
-        futures = {client.submit(perform, run, sweep.seed, key=f"{sweep.name}-{run.run_id}", pure=False): run.run_id
+        futures = {client.submit(perform_task, run, sweep.seed, key=f"{sweep.name}-{run.run_id}", pure=False): run.run_id
                    for run in runs}
         for future in as_completed(futures):
             run_id = futures.pop(future)

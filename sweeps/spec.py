@@ -16,6 +16,7 @@ import hashlib
 import itertools
 import json
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -28,6 +29,29 @@ TRACEABLE = ("log_prob", "statistic")
 #: How a run's chains can start: the target's random states, or over-dispersed ones (all zeros, all ones and
 #: random states in turn, ``samplers.convergence.over_dispersed_starts``) as a long reference run needs.
 STARTS = ("random", "over_dispersed")
+
+
+class Task(Protocol):
+    """What a sweep runs: anything with a ``label``, a ``run_id`` that hashes its description (``description_id``),
+    a JSON ``to_dict()`` and ``perform(sweep_seed)`` returning the result to store (arrays, numbers and strings;
+    its random streams from ``run_seed(sweep_seed, run_id)`` only). ``RunSpec`` is the usual one; an experiment
+    whose unit is not one configuration (several samplers given equal compute time in one process, say)
+    defines its own."""
+
+    label: str
+
+    @property
+    def run_id(self) -> str: ...
+
+    def to_dict(self) -> dict: ...
+
+    def perform(self, sweep_seed: int) -> dict: ...
+
+
+def description_id(description: dict) -> str:
+    """A run's id: the first 80 bits of the SHA-256 of its canonical JSON description."""
+    text = json.dumps(description, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,11 +93,16 @@ class RunSpec:
 
     @property
     def run_id(self) -> str:
-        text = json.dumps(self.description(), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:20]
+        return description_id(self.description())
 
     def to_dict(self) -> dict:
         return {**self.description(), "label": self.label}
+
+    def perform(self, sweep_seed: int) -> dict:
+        """Run it (``sweeps.perform``)."""
+        from .perform import perform  # perform builds on this module
+
+        return perform(self, sweep_seed)
 
     def __eq__(self, other) -> bool:  # the same run: the same description (a RunConfig compares by identity)
         return isinstance(other, RunSpec) and other.run_id == self.run_id
@@ -99,11 +128,11 @@ def run_seed(sweep_seed: int, run_id: str) -> int:
 
 @dataclass(frozen=True)
 class Sweep:
-    """A named set of independent runs and the seed their streams derive from."""
+    """A named set of independent runs (``Task``s, usually ``RunSpec``s) and the seed their streams derive from."""
 
     name: str
     seed: int
-    runs: tuple[RunSpec, ...]
+    runs: tuple[Task, ...]
 
     def __post_init__(self):
         ids = [run.run_id for run in self.runs]
@@ -117,6 +146,7 @@ class Sweep:
 
     @classmethod
     def from_dict(cls, data: dict) -> Sweep:
+        """A sweep of ``RunSpec``s from its ``to_dict()``."""
         return cls(str(data["name"]), int(data["seed"]), tuple(RunSpec.from_dict(run) for run in data["runs"]))
 
 

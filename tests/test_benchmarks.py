@@ -10,12 +10,6 @@ from benchmarks import arguments
 from benchmarks import lsb_markov, lsb_rbm, lsb_segmentation
 
 
-@pytest.fixture
-def results(tmp_path, monkeypatch):  # where the benchmarks that are not sweeps write
-    monkeypatch.setattr(lsb_runs, "RESULTS", tmp_path)
-    return tmp_path
-
-
 @pytest.mark.parametrize("module, argv, runs", [
     (lsb_segmentation, ["--seeds", "2", "--burn-in", "20", "--steps", "30", "--size", "6", "--chains", "4",
                          "--reference-steps", "2000"], 4 * (6 * 2 + 1)),
@@ -102,13 +96,15 @@ def test_an_opad_run_holds_every_chains_exact_kl_at_the_checkpoints():
     assert np.all(curves.kl["mcmc"] >= curves.kl["opad"] - 1e-12) and curves.overhead > 0
 
 
-def test_intracluster_paper_prints_mixing_and_acf_tables_per_target(results, capsys):
+def test_intracluster_paper_prints_mixing_and_acf_tables_per_target(tmp_path, capsys):
     from benchmarks import intracluster_paper
 
     # A fixed amount of work (60 moves of the paper's IM per trial, the others for the time those took), not a
     # time budget: what is printed must not depend on the machine's speed or load.
-    intracluster_paper.main(["--scale", "0.02", "--moves", "60", "--trials", "2", "--lags", "0.02,0.05"])
-    out = capsys.readouterr().out
+    argv = ["--scale", "0.02", "--moves", "60", "--trials", "2", "--lags", "0.02,0.05", "--results", str(tmp_path)]
+    intracluster_paper.main(argv + ["--workers", "2"])
+    out, err = capsys.readouterr()
+    assert "6 runs computed, 0 already stored, 0 failed" in err
     assert "2 trials × the compute time of 60 moves of the paper's IM per sampler" in out
     assert out.count("time grid Δt = ") == 3 and out.count(" ms (61 points)") == 3
     for title in ("### Ferromagnet 8×8", "### ±J spin glass 2×2×2", "### Gabor RBM 4×4 + 10"):
@@ -126,8 +122,11 @@ def test_intracluster_paper_prints_mixing_and_acf_tables_per_target(results, cap
     # (mean ± sd over the 2 trials) and so is the τ ratio, however fast the machine.
     assert all(" ± " in cell and "nan" not in cell for cells in mixing for cell in cells[:5])
     assert all(cells[5].endswith("× |") and "nan" not in cells[5] for cells in mixing)
-    assert (results / "intracluster_paper.md").read_text().count("| Kawasaki |") == 6
-    assert (results / "intracluster_paper.html").stat().st_size > 10_000
+    table = (tmp_path / "intracluster_paper.md").read_text()
+    assert table.count("| Kawasaki |") == 6 and (tmp_path / "intracluster_paper.html").stat().st_size > 10_000
+    intracluster_paper.main(argv + ["--workers", "0"])  # the trials are stored: the same tables, redrawn
+    assert (tmp_path / "intracluster_paper.md").read_text() == table
+    assert "0 runs computed, 6 already stored" in capsys.readouterr().err
 
 
 def test_intracluster_paper_fixes_the_reference_moves_and_gives_the_others_its_time():
