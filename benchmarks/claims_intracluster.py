@@ -32,7 +32,7 @@ import targets
 from samplers.convergence import interval
 
 from .claims import Claim, judge, verdict
-from .intracluster_paper import KAWASAKI, REFERENCE, experiments, run_trials, summarise, time_grid
+from .intracluster_paper import KAWASAKI, REFERENCE, Trial, experiments, stored_trials, summarise, time_grid
 
 #: The paper's figure for each of ``intracluster_paper.experiments``' targets.
 FIGURES = ("Fig. 2 (ferromagnet)", "Fig. 3 (spin glass)", "Fig. 4 (Gabor RBM)")
@@ -40,11 +40,23 @@ WALK_LENGTHS = (1, 3, 10, 30, 90)
 GAMMAS = (0.5, 0.8, 1.0)
 
 
-def figures_2_to_4(args) -> list[Claim]:
-    """One claim per figure: τ_int(Kawasaki) / τ_int(IM) at the paper's settings and at γ = 1/2."""
+def figure_trials(args) -> list[list[Trial]]:
+    """Each figure's trials (``intracluster_paper.Trial``, the work fixed at ``--im-moves`` moves of the paper's
+    IM): tasks of the audit's sweep."""
+    return [[Trial(args.im_scale, index, trial, 0.0, args.im_moves, f"{figure} trial {trial}")
+             for trial in range(args.im_trials)] for index, figure in enumerate(FIGURES)]
+
+
+def audit_runs(args) -> list[Trial]:
+    return [trial for trials in figure_trials(args) for trial in trials]
+
+
+def figures_2_to_4(args, store) -> list[Claim]:
+    """One claim per figure: τ_int(Kawasaki) / τ_int(IM) at the paper's settings and at γ = 1/2, from the stored
+    trials."""
     claims = []
-    for figure, exp in zip(FIGURES, experiments(args.im_scale)):
-        traces, window = run_trials(exp, 0.0, args.im_trials, args.im_moves)
+    for figure, exp, trials in zip(FIGURES, experiments(args.im_scale), figure_trials(args)):
+        traces, window = stored_trials(exp, trials, store)
         grid = time_grid(traces, window, args.im_moves + 1)
         summaries = {s.label: s for s in (summarise(label, runs, grid, 0.5) for label, runs in traces.items())}
         kawasaki = summaries[KAWASAKI]

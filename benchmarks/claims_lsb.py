@@ -1,8 +1,9 @@
 """The LSB paper's headline claims (§5.1: Fig. 2 and Table 2), on the paper's accounting and on fair ones.
 
 **Fig. 2, case 3 (λ = 1, μ = 1, σ = 3): "LSB2 converges about twice as fast as
-√t".** Convergence of the chain mean of the magnetisation Σ_i s_i (s = ±1,
-what the authors' figure plots) is read against an equilibrium reference
+√t".** Convergence of the chain mean of the mean spin Σ_i s_i / d (s = ±1;
+the authors' figure plots Σ_i s_i, and every ratio here is the same in either
+unit) is read against an equilibrium reference
 known to be reached (``samplers.convergence``: a long √t run from
 over-dispersed starts whose split-R̂ < 1.01), by the excess area (primary)
 and the first hit of the 1 % band; ratios √t / LSB2 per seed (> 1: LSB2
@@ -22,7 +23,8 @@ ESS (``samplers.diagnostics.lsb_authors_ess``, lags 100) on the trace their
 learning) are in it — mean ± sd over chains. On fair ones: the standard bulk
 ESS of each chain on the sampling phase alone, and per 1,000 evaluations.
 
-With the authors' code present (``../shared/reference/lsb``), their own
+Our runs are runs of the audit's sweep (``audit_runs``; ``benchmarks.paper_claims``
+runs it on Dask and stores it), read back here. With the authors' code present (``../shared/reference/lsb``), their own
 ``LBS("sqrt")`` and ``LSBS("lsb2")`` run the same schedules on their per-chain
 targets: Fig. 2 read the paper's way (against √t's final plateau, the mean of
 its last 10 % of iterations: no equilibrium reference exists for their 30
@@ -33,7 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import io
-import time
+import json
 from dataclasses import dataclass
 
 import holoviews as hv
@@ -41,14 +43,14 @@ import numpy as np
 import torch
 from scipy import stats
 
-import samplers
-import targets
 from samplers.convergence import Reference, excess_area, first_hit, interval
 from samplers.diagnostics import ess_per_chain, lsb_authors_ess
+from sweeps import RunSpec
 
 from .claims import Claim, judge, verdict
 from .lsb_reference import SEED, available, load_module, segmentation_task
-from .lsb_runs import equilibrium
+from .lsb_runs import mixing_run, reference_run
+from .lsb_runs import reference as stored_reference
 
 SIZE = 30
 CASE_3 = dict(lam=1.0, mu=1.0, sigma=3.0)
@@ -63,6 +65,8 @@ FAIR = ("moves", "evaluations")
 #: Fig. 2's claimed speed-up of LSB2 over √t.
 CLAIMED_SPEEDUP = 2.0
 LSB2 = {"parametrization": "lsb2", "optimizer": "adam", "learning_rate": 1e-2}  # the authors' runner.sh
+#: The targets of Fig. 2's audit: the authors' construction and the paper's Eq. 6.
+FIGURE_2_TARGETS = {"the authors' construction (uniform α, wrapped)": AUTHORS_TARGET, "the paper's Eq. 6": {}}
 
 
 #: Said where the authors' code would have run.
@@ -72,11 +76,6 @@ AUTHORS_SKIPPED = ("The authors' code was not run: it is not in ../shared/refere
 
 def _run_authors(args) -> bool:
     return available() and args.authors_seeds > 0
-
-
-def magnetisation(states: np.ndarray, log_p: np.ndarray | None = None) -> np.ndarray:
-    """Σ_i s_i with s = 2x − 1, per chain (the authors' ``summary``; log p̃ is not used)."""
-    return 2.0 * states.sum(axis=1, dtype=np.int64) - states.shape[1]
 
 
 @dataclass(frozen=True)
@@ -90,33 +89,39 @@ class Run:
     def mean(self) -> np.ndarray:
         return self.values.mean(axis=1)
 
-
-def run(name: str, params: dict, target, chains: int, seed: int, iterations: int, statistic=magnetisation) -> Run:
-    """``iterations`` steps (iterations) of sampler ``name``, reading ``statistic(states, log p̃)`` after each; an LSB
-    step while learning makes ``learning_moves`` moves. CPU seconds count the steps alone."""
-    sampler = samplers.make(name, target, n_chains=chains, seed=seed, **params)
-    extra_moves = params.get("learning_moves", 1) - 1
-    values = [np.array(statistic(sampler.states, sampler.log_p), dtype=np.float64)]  # copies: f may return the
-    # sampler's own array (log p̃), which the next step overwrites
-    axes = {"iterations": [0], "moves": [0], "evaluations": [sampler.n_evals], "seconds": [0.0]}
-    seconds = 0.0
-    for k in range(1, iterations + 1):
-        start = time.process_time()
-        sampler.step(record=False)
-        seconds += time.process_time() - start
-        values.append(np.array(statistic(sampler.states, sampler.log_p), dtype=np.float64))
-        moves = k + extra_moves * min(k, params.get("burn_in", 0))
-        for axis, value in zip(axes, (k, moves, sampler.n_evals, seconds)):
-            axes[axis].append(value)
-    return Run(np.array(values), {axis: np.array(v, dtype=float) for axis, v in axes.items()})
+    @classmethod
+    def from_result(cls, result: dict) -> Run:
+        """A stored ``claim_run``: its statistic, and its axes — iterations, moves (an LSB step while learning
+        makes ``learning_moves`` moves), evaluations and the CPU seconds of the steps alone."""
+        params = RunSpec.from_dict(json.loads(result["spec"])).config.sampler_params
+        iterations = result["trace_step"].astype(float)
+        moves = iterations + (params.get("learning_moves", 1) - 1) * np.minimum(iterations, params.get("burn_in", 0))
+        return cls(result["trace_statistic"], {"iterations": iterations, "moves": moves,
+                                               "evaluations": result["trace_evals"].astype(float),
+                                               "seconds": result["trace_seconds"]})
 
 
-def sqrt_and_lsb2(target, chains: int, seed: int, iterations: int, learning_iterations: int) -> dict[str, Run]:
+def claim_run(name: str, params: dict, target: tuple[str, dict], chains: int, replicate: int, iterations: int,
+              statistic: str = "magnetisation") -> RunSpec:
+    """Replicate ``replicate`` of ``iterations`` steps of sampler ``name`` (``params`` hold an LSB's ``burn_in``),
+    its statistic traced at every step: a run of the audit's sweep."""
+    return mixing_run(name, *target, name, params, statistic, chains=chains, replicate=replicate, burn_in=0,
+                      steps=iterations)
+
+
+def sqrt_and_lsb2(target: tuple[str, dict], chains: int, replicate: int, iterations: int,
+                  learning_iterations: int) -> dict[str, RunSpec]:
     """√t and LSB2 on the authors' schedule: LSB2 learns for ``learning_iterations`` iterations, two moves each
     (``learning_moves=2``)."""
-    return {"√t": run("locally_balanced", {"balancing": "sqrt"}, target, chains, seed, iterations),
-            "LSB2": run("lsb", {**LSB2, "burn_in": learning_iterations, "learning_moves": 2}, target, chains, seed,
-                        iterations)}
+    return {"√t": claim_run("locally_balanced", {"balancing": "sqrt"}, target, chains, replicate, iterations),
+            "LSB2": claim_run("lsb", {**LSB2, "burn_in": learning_iterations, "learning_moves": 2}, target, chains,
+                              replicate, iterations)}
+
+
+def stored_runs(store, replicates: list[dict[str, RunSpec]]) -> list[dict[str, Run]]:
+    """The replicates whose every run is stored, read (a replicate with a failed run is left out)."""
+    return [{label: Run.from_result(store.read(spec.run_id)) for label, spec in runs.items()} for runs in replicates
+            if all(store.has(spec.run_id) for spec in runs.values())]
 
 
 def speedups(runs: list[dict[str, np.ndarray | Run]], axes_of, reference_of, noise: float = 0.0,
@@ -149,19 +154,42 @@ def _mean(trace) -> np.ndarray:
     return trace.mean if isinstance(trace, Run) else trace
 
 
-def figure_2(args) -> Claim:
-    """LSB Fig. 2 (case 3): ours on both targets, the authors' code if present."""
+def figure_2_runs(args) -> dict[str, tuple[RunSpec, list[dict[str, RunSpec]]]]:
+    """Per target variant of Fig. 2: the long run giving its equilibrium reference, and each seed's √t and LSB2."""
+    out = {}
+    for label, variant in FIGURE_2_TARGETS.items():
+        target = ("ising_segmentation", {"size": SIZE, "seed": 0, **CASE_3, **variant})
+        out[label] = (reference_run(*target, "magnetisation", args.chains, args.reference_steps),
+                      [sqrt_and_lsb2(target, args.chains, seed, args.iterations, args.iterations)
+                       for seed in range(args.seeds)])
+    return out
+
+
+def audit_runs(args) -> list[RunSpec]:
+    """Every run of ours these claims read: Fig. 2's references and replicates, and Table 2's pair."""
+    runs = [spec for reference_spec, replicates in figure_2_runs(args).values()
+            for spec in [reference_spec, *(spec for pair in replicates for spec in pair.values())]]
+    return runs + list(table_2_runs(args).values())
+
+
+def figure_2(args, store) -> Claim:
+    """LSB Fig. 2 (case 3): ours on both targets (read from the audit's stored runs), the authors' code if
+    present."""
     lines = [f"{SIZE}×{SIZE}, {args.chains} chains, {args.iterations} iterations (all of them burn-in, as in Fig. 2), "
              f"{args.seeds} seeds; ratios √t / LSB2 (> 1: LSB2 faster), mean [95 % interval] over seeds.", ""]
     figures, found = [], {}
-    for label, variant in {"the authors' construction (uniform α, wrapped)": AUTHORS_TARGET,
-                           "the paper's Eq. 6": {}}.items():
-        target = targets.make("ising_segmentation", size=SIZE, seed=0, **CASE_3, **variant)
-        reference = equilibrium(target, magnetisation, args.chains, args.reference_steps)
-        lines += [f"#### On {label}", "", f"Equilibrium reference: {reference.value:.1f} ± "
-                  f"{reference.standard_error:.1f}, {reference.method}.", ""]
-        runs = [sqrt_and_lsb2(target, args.chains, seed, args.iterations, args.iterations)
-                for seed in range(args.seeds)]
+    for label, (reference_spec, replicates) in figure_2_runs(args).items():
+        if not store.has(reference_spec.run_id):
+            lines += [f"#### On {label}", "", "Not measured: the equilibrium reference run failed (the sweep's "
+                      "summary says why).", ""]
+            continue
+        reference = stored_reference(store.read(reference_spec.run_id))
+        lines += [f"#### On {label}", "", f"Equilibrium reference (mean spin): {reference.value:.4f} ± "
+                  f"{reference.standard_error:.2g}, {reference.method}.", ""]
+        runs = stored_runs(store, replicates)
+        if not runs:
+            lines += ["Not measured: every seed has a failed run (the sweep's summary says why).", ""]
+            continue
         figures += _traces_figure(f"Fig. 2 case 3, {label}", runs, reference)
         if not reference.reached:
             lines += [f"Not measured: the long run's chains disagree (split-R̂ {reference.rhat:.4g} ≥ 1.01), so "
@@ -247,7 +275,7 @@ def _traces_figure(title: str, runs: list[dict[str, Run]], reference: Reference)
     panels = []
     for axis in ("iterations", "moves"):
         curves = [hv.Curve((np.mean([r[label].axes[axis] for r in runs], axis=0),
-                            np.mean([r[label].mean for r in runs], axis=0)), AXES[axis], "mean Σ s", label=label)
+                            np.mean([r[label].mean for r in runs], axis=0)), AXES[axis], "mean spin", label=label)
                   for label in runs[0]]
         curves.append(hv.HLine(reference.value).opts(color="black", line_dash="dashed"))
         panels.append(hv.Overlay(curves).opts(title=f"{title}: against {axis}", width=520, height=340,
@@ -256,12 +284,24 @@ def _traces_figure(title: str, runs: list[dict[str, Run]], reference: Reference)
 
 
 # -- Table 2 ---------------------------------------------------------------------------------------------
-def table_2(args) -> Claim:
-    """LSB Table 2, case 4: LSB2's ESS against √t's, the authors' way and the standard way."""
-    target = targets.make("ising_segmentation", size=SIZE, seed=0, **CASE_4, **AUTHORS_TARGET)
+def table_2_runs(args) -> dict[str, RunSpec]:
+    """√t and LSB2 on the authors' case-4 target with the authors' Table 2 schedule (one seed, as theirs)."""
+    target = ("ising_segmentation", {"size": SIZE, "seed": 0, **CASE_4, **AUTHORS_TARGET})
+    return sqrt_and_lsb2(target, args.chains, 0, TABLE_2["burn_in"] + args.sampling_iterations, TABLE_2["burn_in"])
+
+
+def table_2(args, store) -> Claim:
+    """LSB Table 2, case 4: LSB2's ESS against √t's, the authors' way and the standard way (from the stored
+    runs)."""
     burn_in, start, lags = TABLE_2["burn_in"], TABLE_2["eval_burn_in"], TABLE_2["lags"]
-    iterations = burn_in + args.sampling_iterations
-    runs = sqrt_and_lsb2(target, args.chains, 0, iterations, burn_in)
+    stored = stored_runs(store, [table_2_runs(args)])
+    if not stored:
+        return Claim(paper="LSB", where="Table 2, case 4",
+                     claim="LSB2 mixes best: ESS 20.11 ± 15.58 against √t's 7.08 ± 4.07",
+                     papers_number="LSB2 / √t ≈ 2.8 (ESS)", ours_papers_axis="—", ours_fair="—",
+                     verdict=verdict(None, None), reason="a run failed (the sweep's summary says why)",
+                     details=["Not measured: a run failed."], figures=[])
+    runs = stored[0]
     authors, standard, per_eval = {}, {}, {}
     for label, result in runs.items():
         authors[label] = lsb_authors_ess(result.values[start + 1:].T, lags)

@@ -229,21 +229,6 @@ def run_trial(experiment: Experiment, seed: int, seconds: float, moves: int = 0)
     return [traces[setting.label] for setting in experiment.settings], budget
 
 
-def run_trials(experiment: Experiment, seconds: float, trials: int,
-               moves: int = 0) -> tuple[dict[str, list[Trace]], float]:
-    """Every setting's traces, trial by trial (``run_trial``, seeds 0, 1, …: settings interleaved, so that
-    machine load hits all alike), and the sampling time that every trace covers (with ``moves``, that of the
-    shortest trial)."""
-    traces = {setting.label: [] for setting in experiment.settings}
-    budgets = []
-    for seed in range(trials):
-        trial, budget = run_trial(experiment, seed, seconds, moves)
-        for setting, trace in zip(experiment.settings, trial):
-            traces[setting.label].append(trace)
-        budgets.append(budget)
-    return traces, min(budgets)
-
-
 @dataclass(frozen=True)
 class Trial:
     """One trial of one experiment as a sweep's task (``sweeps.Task``): ``run_trial`` in one process, so its
@@ -279,7 +264,8 @@ class Trial:
 
 
 def stored_trials(experiment: Experiment, trials: list[Trial], store) -> tuple[dict[str, list[Trace]], float]:
-    """``run_trials``' answer read from the stored ``trials`` of ``experiment`` (a failed trial is missing)."""
+    """Every setting's traces over the stored ``trials`` of ``experiment`` (a failed trial is missing), and the
+    sampling time every trace covers (with ``--moves``, that of the shortest trial)."""
     traces = {setting.label: [] for setting in experiment.settings}
     budgets = []
     for trial in trials:

@@ -3,7 +3,7 @@
 For every claim audited: the paper's number, ours on the paper's axis and
 accounting, ours on fair axes, and a verdict (``benchmarks.claims``) with the
 reason where it is known; then the measurements behind each row. Written to
-``benchmarks/results/paper_claims.md`` (figures: ``paper_claims.html``; the
+``paper_claims.md`` beside the sweep's directory (figures: ``paper_claims.html``; the
 verdict rows with the settings and commit: ``paper_claims.json``; with
 ``--record 1`` also ``assets/paper_claims.json``, which the dashboard's claims
 card shows).
@@ -18,8 +18,13 @@ card shows).
   settings accept almost nothing.
 * OPAD (``benchmarks.claims_opad``): Figs. 1–4 (KL cut to 1/10–1/1000).
 
-The defaults take about half an hour on two cores (the authors' code most of
-it); ``--papers lsb,opad`` picks papers, ``--authors-seeds 0`` skips their code.
+Our runs are one sweep (each claim module's ``audit_runs``), executed on Dask
+and stored (``--workers``, ``--scheduler``, ``--results``; a re-run computes
+only the runs not stored yet, so an interrupted audit resumes and a finished one
+is rewritten from its stored runs); the authors' code, the acceptance
+measurements and the exact checks run here. The defaults take about half an
+hour on two cores (the authors' code most of it); ``--papers lsb,opad`` picks
+papers, ``--authors-seeds 0`` skips their code.
 
 Run:  python -m benchmarks paper_claims [--papers lsb,intracluster,opad --seeds 5 --authors-seeds 5 ...]
 """
@@ -33,13 +38,14 @@ from pathlib import Path
 
 from dashboard.claims import RECORD
 
-from . import arguments
+from . import SWEEP_DEFAULTS, SWEEP_HELPS, arguments, claims_intracluster, claims_lsb, claims_lsb_models, claims_opad
+from . import sweep_store
 from .claims import verdict_table
 from .claims_intracluster import acceptance_section, figures_2_to_4
 from .claims_lsb import figure_2, table_2
 from .claims_lsb_models import lsb_models
 from .claims_opad import kl_reduction
-from .lsb_runs import RESULTS, save
+from .lsb_runs import save
 
 PAPERS = ("lsb", "intracluster", "opad")
 HELPS = {"papers": f"comma-separated papers to audit, of {', '.join(PAPERS)}",
@@ -66,33 +72,38 @@ def main(argv=None) -> None:
                      sampling_iterations=30_000, chains=30, reference_steps=200_000, authors_seeds=5,
                      models_iterations=3000, im_scale=0.25,
                      im_trials=5, im_moves=300, im_acceptance_moves=40, opad_chains=20, opad_steps=10_000,
-                     opad_long_steps=1_000_000, record=0,
-                     helps=HELPS)
+                     opad_long_steps=1_000_000, record=0, **SWEEP_DEFAULTS,
+                     helps=HELPS | SWEEP_HELPS)
     commit = _commit()  # the code that runs (the tree may change while it does)
     papers = args.papers.split(",")
     unknown = sorted(set(papers) - set(PAPERS))
     if unknown:
         raise SystemExit(f"unknown paper(s) {unknown}; choose from {PAPERS}")
+    audited = {"lsb": (claims_lsb, claims_lsb_models), "intracluster": (claims_intracluster,),
+               "opad": (claims_opad,)}
+    store = sweep_store("paper_claims", [run for paper in papers for module in audited[paper]
+                                         for run in module.audit_runs(args)], args)
     claims, investigations = [], []
     if "lsb" in papers:
-        claims += [figure_2(args), table_2(args), *lsb_models(args)]
+        claims += [figure_2(args, store), table_2(args, store), *lsb_models(args, store)]
     if "intracluster" in papers:
-        claims += figures_2_to_4(args)
+        claims += figures_2_to_4(args, store)
         investigations.append("## Intracluster moves: why the paper's settings accept almost nothing\n\n"
                               + "\n".join(acceptance_section(args)))
     if "opad" in papers:
-        claims += kl_reduction(args)
+        claims += kl_reduction(args, store)
     sections = [f"## {claim.paper}, {claim.where}: {claim.claim}\n\n" + "\n".join(claim.details) for claim in claims]
     text = "\n\n".join(["# The papers' claims, audited", "\n".join(verdict_table(claims)), *sections,
                          *investigations])
     print(text)
-    save("paper_claims", text, [figure for claim in claims for figure in claim.figures])
+    results = store.directory.parent
+    save("paper_claims", text, [figure for claim in claims for figure in claim.figures], results)
     record = {"settings": vars(args), "commit": commit, "measured": datetime.now(timezone.utc).isoformat(),
               "claims": [claim.row() for claim in claims]}
-    written = [RESULTS / "paper_claims.json"] + ([RECORD] if args.record else [])  # RECORD: the dashboard's
+    written = [results / "paper_claims.json"] + ([RECORD] if args.record else [])  # RECORD: the dashboard's
     for path in written:
         path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
-    print("written:", RESULTS / "paper_claims.md", "and .html,", ", ".join(str(path) for path in written))
+    print("written:", results / "paper_claims.md", "and .html,", ", ".join(str(path) for path in written))
 
 
 def _commit() -> str:

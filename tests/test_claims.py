@@ -8,7 +8,6 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-import benchmarks.lsb_runs as lsb_runs
 import targets
 from benchmarks import paper_claims
 from benchmarks.claims import VERDICTS, judge, verdict
@@ -47,13 +46,11 @@ def test_paper_claims_write_a_verdict_table_its_record_and_the_investigation(tmp
     from benchmarks import lsb_reference
 
     monkeypatch.setattr(lsb_reference, "REFERENCE_DIR", tmp_path / "absent")  # the benchmark runs without it
-    monkeypatch.setattr(lsb_runs, "RESULTS", tmp_path)
-    monkeypatch.setattr(paper_claims, "RESULTS", tmp_path)
-    paper_claims.main(["--seeds", "2", "--iterations", "40", "--sampling-iterations", "200", "--chains", "4",
-                       "--reference-steps", "2000", "--authors-seeds", "1", "--models-iterations", "30",
-                       "--im-scale", "0.03", "--im-trials", "2",
-                       "--im-moves", "15", "--im-acceptance-moves", "3", "--opad-chains", "2", "--opad-steps", "200",
-                       "--opad-long-steps", "400"])
+    argv = ["--seeds", "2", "--iterations", "40", "--sampling-iterations", "200", "--chains", "4",
+            "--reference-steps", "2000", "--authors-seeds", "1", "--models-iterations", "30", "--im-scale", "0.03",
+            "--im-trials", "2", "--im-moves", "15", "--im-acceptance-moves", "3", "--opad-chains", "2",
+            "--opad-steps", "200", "--opad-long-steps", "400", "--results", str(tmp_path)]
+    paper_claims.main(argv + ["--workers", "2"])
     text = (tmp_path / "paper_claims.md").read_text()
     record = json.loads((tmp_path / "paper_claims.json").read_text())
     rows = record["claims"]
@@ -67,9 +64,17 @@ def test_paper_claims_write_a_verdict_table_its_record_and_the_investigation(tmp
     assert record["settings"]["im_moves"] == 15 and record["commit"]
     assert "| paper | where | claim | paper's number |" in text
     assert "why the paper's settings accept almost nothing" in text and "| k | γ | exact | sampler |" in text
-    assert "Equilibrium reference:" in text and text.count("The authors' code was not run") == 2
+    assert "Equilibrium reference (mean spin):" in text and text.count("The authors' code was not run") == 2
     assert (tmp_path / "paper_claims.html").stat().st_size > 10_000
-    assert "written:" in capsys.readouterr().out
+    out, err = capsys.readouterr()
+    # our runs: Fig. 2 (2 references + 2 × 2 seeds × 2), Table 2 (2), Fig. 4 and 5 (2 × 2 each and a reference),
+    # Table 3 (3 networks × 2 × 2), the intracluster trials (3 × 2) and the OPAD runs (2 + 1 + 1 + 1)
+    runs = (2 + 8) + 2 + (4 + 4 + 1) + 12 + 6 + 5
+    assert "written:" in out and f"{runs} runs computed, 0 already stored, 0 failed" in err
+    paper_claims.main(argv + ["--workers", "0"])  # the stored runs give the same verdicts
+    assert f"0 runs computed, {runs} already stored" in capsys.readouterr().err
+    assert [row["verdict"] for row in json.loads((tmp_path / "paper_claims.json").read_text())["claims"]] == [
+        row["verdict"] for row in rows]
 
 
 def test_paper_claims_refuse_an_unknown_paper():
