@@ -80,7 +80,7 @@ from bokeh.palettes import Category10_10
 import samplers
 import targets
 from samplers.diagnostics import autocorrelation, ess_per_chain, on_time_grid
-from sweeps import description_id, run_seed
+from sweeps import Described, run_seed
 from targets.base import Target
 
 from . import SWEEP_DEFAULTS, SWEEP_HELPS, arguments, sweep_store
@@ -229,8 +229,8 @@ def run_trial(experiment: Experiment, seed: int, seconds: float, moves: int = 0)
     return [traces[setting.label] for setting in experiment.settings], budget
 
 
-@dataclass(frozen=True)
-class Trial:
+@dataclass(frozen=True, eq=False)
+class Trial(Described):
     """One trial of one experiment as a sweep's task (``sweeps.Task``): ``run_trial`` in one process, so its
     settings share the machine alike and get equal compute time, from the start ``run_seed(sweep seed, run
     id)``. Its result holds each setting's move times, energies and acceptance (the times are wall-clock
@@ -246,13 +246,6 @@ class Trial:
     def description(self) -> dict:
         return {"kind": "intracluster_trial", "scale": self.scale, "experiment": EXPERIMENTS[self.experiment].__name__,
                 "trial": self.trial, "seconds": self.seconds if not self.moves else None, "moves": self.moves}
-
-    @property
-    def run_id(self) -> str:
-        return description_id(self.description())
-
-    def to_dict(self) -> dict:
-        return {**self.description(), "label": self.label}
 
     def perform(self, sweep_seed: int) -> dict:
         traces, budget = run_trial(EXPERIMENTS[self.experiment](self.scale), run_seed(sweep_seed, self.run_id),

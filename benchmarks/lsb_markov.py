@@ -22,7 +22,7 @@ import targets
 from targets.markov_network import shipped_networks
 
 from . import LSB_HELPS, SWEEP_DEFAULTS, SWEEP_HELPS, arguments
-from .lsb_runs import FIXED_FUNCTIONS, Case, Report, mixing_runs, reference_run, report_case, run_cases
+from .lsb_runs import FIXED_FUNCTIONS, Case, mixing_runs, reference_run, report_cases
 
 SAMPLERS = {
     **FIXED_FUNCTIONS,
@@ -38,9 +38,5 @@ def main(argv=None) -> None:
                   mixing_runs(SAMPLERS, "markov_network", {"network": network}, "log_prob", args),
                   reference_run("markov_network", {"network": network}, "log_prob", args.chains, args.reference_steps))
              for network in shipped_networks()]
-    store = run_cases("lsb_markov", cases, args)
-    report = Report("lsb_markov", f"# LSB on near-deterministic Markov networks ({args.chains} chains, "
-                    f"K = {args.burn_in}, {args.steps} sampling steps, {args.seeds} seeds)")
-    for case in cases:
-        report_case(report, store, case, args.burn_in, "log p̃(x)")
-    report.save(store.directory.parent)
+    report_cases("lsb_markov", f"# LSB on near-deterministic Markov networks ({args.chains} chains, K = "
+                 f"{args.burn_in}, {args.steps} sampling steps, {args.seeds} seeds)", cases, args, "log p̃(x)")

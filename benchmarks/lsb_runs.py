@@ -168,6 +168,16 @@ def stored_rows(store, case: Case, burn_in: int, reference: Reference | None) ->
             for label, runs in case.runs.items()}
 
 
+def report_cases(name: str, header: str, cases: list[Case], args, ylabel: str) -> None:
+    """Run every case's runs as the sweep ``name`` (``run_cases``), then print and write the report ``name``: a table
+    and burn-in figure per case (``report_case``), beside the sweep's directory."""
+    store = run_cases(name, cases, args)
+    report = Report(name, header)
+    for case in cases:
+        report_case(report, store, case, args.burn_in, ylabel)
+    report.save(store.directory.parent)
+
+
 def report_case(report: Report, store, case: Case, burn_in: int, ylabel: str) -> None:
     """Add the case's table and burn-in figure to ``report``, from its stored runs and reference."""
     reference = stored_reference(store, case)

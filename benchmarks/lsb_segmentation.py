@@ -26,7 +26,7 @@ Run:  python -m benchmarks lsb_segmentation [--seeds 5 --burn-in 2000 --steps 10
 from __future__ import annotations
 
 from . import LSB_HELPS, SWEEP_DEFAULTS, SWEEP_HELPS, arguments
-from .lsb_runs import FIXED_FUNCTIONS, Case, Report, mixing_runs, reference_run, report_case, run_cases
+from .lsb_runs import FIXED_FUNCTIONS, Case, mixing_runs, reference_run, report_cases
 
 CASES = {
     "case 1 (independent, noisy)": dict(lam=0.0, mu=1.0, sigma=3.0),
@@ -54,9 +54,6 @@ def main(argv=None) -> None:
         cases.append(Case(f"{case}: λ={params['lam']}, μ={params['mu']}, σ={params['sigma']}", case,
                           mixing_runs(compared, "ising_segmentation", target, "agreement", args),
                           reference_run("ising_segmentation", target, "agreement", args.chains, args.reference_steps)))
-    store = run_cases("lsb_segmentation", cases, args)
-    report = Report("lsb_segmentation", f"# LSB segmentation ({args.size}×{args.size}, {args.chains} chains, "
-                    f"K = {args.burn_in}, {args.steps} sampling steps, {args.seeds} seeds, optimiser {args.optimizer})")
-    for case in cases:
-        report_case(report, store, case, args.burn_in, "agreement with truth")
-    report.save(store.directory.parent)
+    report_cases("lsb_segmentation", f"# LSB segmentation ({args.size}×{args.size}, {args.chains} chains, K = "
+                 f"{args.burn_in}, {args.steps} sampling steps, {args.seeds} seeds, optimiser {args.optimizer})", cases,
+                 args, "agreement with truth")

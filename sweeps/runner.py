@@ -130,8 +130,8 @@ def _on_dask(sweep: Sweep, runs: list, client, workers: int | None, scheduler: s
     if own:
         client = Client(cluster if cluster is not None else scheduler)
     try:
-        futures = {client.submit(perform_task, run, sweep.seed, key=f"{sweep.name}-{run.run_id}", pure=False): run.run_id
-                   for run in runs}
+        futures = {client.submit(perform_task, run, sweep.seed, key=f"{sweep.name}-{run.run_id}", pure=False):
+                   run.run_id for run in runs}
         for future in as_completed(futures):
             run_id = futures.pop(future)
             if future.status == "error":

@@ -32,11 +32,11 @@ STARTS = ("random", "over_dispersed")
 
 
 class Task(Protocol):
-    """What a sweep runs: anything with a ``label``, a ``run_id`` that hashes its description (``description_id``),
-    a JSON ``to_dict()`` and ``perform(sweep_seed)`` returning the result to store (arrays, numbers and strings;
+    """What a sweep runs: anything with a ``label``, a ``run_id`` that hashes its description (``Described``), a
+    JSON ``to_dict()`` and ``perform(sweep_seed)`` returning the result to store (arrays, numbers and strings;
     its random streams from ``run_seed(sweep_seed, run_id)`` only). ``RunSpec`` is the usual one; an experiment
     whose unit is not one configuration (several samplers given equal compute time in one process, say)
-    defines its own."""
+    defines its own, a ``Described`` too."""
 
     label: str
 
@@ -48,14 +48,32 @@ class Task(Protocol):
     def perform(self, sweep_seed: int) -> dict: ...
 
 
-def description_id(description: dict) -> str:
-    """A run's id: the first 80 bits of the SHA-256 of its canonical JSON description."""
-    text = json.dumps(description, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:20]
+class Described:
+    """Base of the tasks identified by their ``description()`` (a JSON dictionary without the ``label``): the run
+    id is the first 80 bits of its canonical JSON's SHA-256, and two tasks are the same run when their ids are."""
+
+    label: str
+
+    def description(self) -> dict:
+        raise NotImplementedError
+
+    @property
+    def run_id(self) -> str:
+        text = json.dumps(self.description(), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+    def to_dict(self) -> dict:
+        return {**self.description(), "label": self.label}
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Described) and other.run_id == self.run_id
+
+    def __hash__(self) -> int:
+        return hash(self.run_id)
 
 
 @dataclass(frozen=True, eq=False)
-class RunSpec:
+class RunSpec(Described):
     """One run: ``config`` (its ``seed`` numbers the replicate) stepped ``steps`` times.
 
     ``trace_points``: how many evenly spaced steps (step 0 and the last
@@ -91,24 +109,11 @@ class RunSpec:
                 "trace_points": self.trace_points, "kl_checkpoints": self.kl_checkpoints,
                 "traced": list(self.traced), "state_every": self.state_every, "start": self.start}
 
-    @property
-    def run_id(self) -> str:
-        return description_id(self.description())
-
-    def to_dict(self) -> dict:
-        return {**self.description(), "label": self.label}
-
     def perform(self, sweep_seed: int) -> dict:
         """Run it (``sweeps.perform``)."""
         from .perform import perform  # perform builds on this module
 
         return perform(self, sweep_seed)
-
-    def __eq__(self, other) -> bool:  # the same run: the same description (a RunConfig compares by identity)
-        return isinstance(other, RunSpec) and other.run_id == self.run_id
-
-    def __hash__(self) -> int:
-        return hash(self.run_id)
 
     @classmethod
     def from_dict(cls, data: dict) -> RunSpec:
