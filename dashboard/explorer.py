@@ -10,8 +10,10 @@ and hands each snapshot to every view whose card shows, inside
 ``pn.io.hold()``. After a command, and while a run is built, the page looks
 for the answer sooner (``_chase``). A new run (``RunClient.info``)
 reconfigures the views and shows only the cards that apply to it; a view is
-built the first time it applies, and the claims table and the catalogue when
-their cards are first opened, so a page holds only the Bokeh models its runs need. When a served
+built the first time it applies with its card open (a card that starts
+closed, such as the inspector's, when it is first opened), and the claims
+table and the catalogue when their cards are first opened, so a page holds
+only the Bokeh models it shows. When a served
 session ends, its worker is stopped. In a notebook call ``explorer.close()``
 when done.
 """
@@ -37,7 +39,7 @@ from .model.engine import Engine
 from .model.links import config_from_link, link_query
 from .views.adaptation import AdaptationView
 from .views.balancing import BalancingView
-from .views.base import LiveView
+from .views.base import LiveView, without_unused_glyphs
 from .views.comparison import ComparisonView
 from .views.dag import DagView
 from .views.diagnostics import DiagnosticsView
@@ -150,13 +152,20 @@ class Explorer(pn.viewable.Viewer):
             self.waiting.visible = False
             for kind, card in self.cards.items():
                 card.visible = kind.applies(info)
-                if card.visible:
-                    if kind not in self.views:
-                        self.views[kind] = kind(client=self.client)
-                        card[:] = [self.views[kind]]
-                    self.views[kind].reconfigure(info)
+                if card.visible and (kind in self.views or not card.collapsed):  # a closed card's view waits
+                    self._reconfigure(kind, info)  # until it is opened: fewer models on a page's first load
+
+    def _reconfigure(self, kind: type, info) -> None:
+        """Fit the view of ``kind`` to a new run, building it into its card the first time."""
+        if kind not in self.views:
+            self.views[kind] = kind(client=self.client)
+            self.cards[kind][:] = [self.views[kind]]
+        self.views[kind].reconfigure(info)
+        without_unused_glyphs(self.views[kind])  # after reconfigure: a view may place its figures then
 
     def _on_card_toggled(self, kind: type, is_open: bool) -> None:
+        if is_open and kind not in self.views and self.cards[kind].visible and self.client.info is not None:
+            self._reconfigure(kind, self.client.info)
         if kind in self.views:
             self.views[kind].opened(is_open)
 

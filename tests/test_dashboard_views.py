@@ -537,6 +537,7 @@ def test_proposal_inspector_follows_the_shown_chain_step_by_step():
     try:
         card = card_of = app.cards[InspectorView]
         assert card.visible and card.collapsed and not app.client.display.inspect  # costs nothing while closed
+        assert InspectorView not in app.views and not len(card)  # nor any Bokeh model in the page: built on opening
         card_of.collapsed = False
         inspector = view(app, InspectorView)
         assert app.client.display.inspect
