@@ -1008,6 +1008,8 @@ def classroom(n: int, args, browser, names: list[str], descriptions: dict[str, s
         print(f"   served: {sum(r for r in rates.values() if r == r):,.0f} steps/s in {result['running']} "
               f"sessions", flush=True)
         # 5. over budget: an extra page loads a configuration file over the run budget
+        from dashboard.controls import CONFIG_FILES
+
         try:
             extra = PageSession(browser, "")
             renice_chromium(args.chromium_nice)
@@ -1020,7 +1022,7 @@ def classroom(n: int, args, browser, names: list[str], descriptions: dict[str, s
             result["budget_cpu_before"] = CpuMeter.usage(cpu_before, meter.snapshot())
             result["budget_upload_at"] = time.monotonic() - extra.created
             clicked = time.monotonic()
-            extra.page.locator('input[type="file"][accept=".json"]').set_input_files(
+            extra.page.locator(f'input[type="file"][accept="{CONFIG_FILES}"]').set_input_files(
                 files=[{"name": "too-big.json", "mimeType": "application/json", "buffer": payload}])
             text = extra.page.wait_for_function(ALERT_JS, polling=20, timeout=TIMEOUT * 1000).json_value()
             result["budget_message_seconds"] = time.monotonic() - clicked

@@ -39,6 +39,8 @@ STATUS_SECONDS = 0.25
 #: Target parameters that are edited by upload or JSON rather than by a widget.
 FILE_PARAMETERS = {"uai_text", "J", "h", "evidence", "weights", "visible_bias", "hidden_bias", "fn", "X", "y",
                    "data"}
+#: What the configuration file input takes: a configuration (.json) or a run a sweep stored (.npz).
+CONFIG_FILES = ".json,.npz"
 
 
 def _si(value: float) -> str:
@@ -120,7 +122,7 @@ class Controls(pn.viewable.Viewer):
         self.export_traces = pn.widgets.FileDownload(callback=self._traces_file, filename="run-traces.csv",
                                                      label="Download traces (CSV)", color="light")
         # a configuration file, or a run a sweep stored (.npz), replayed step for step
-        self.import_config = LimitedFileInput(accept=".json,.npz", max_bytes=MAX_CONFIG_BYTES)
+        self.import_config = LimitedFileInput(accept=CONFIG_FILES, max_bytes=MAX_CONFIG_BYTES)
         # The page URL carries the run (``Explorer.follow_in_url``); copying it is the browser's job.
         self.copy_link = pn.widgets.Button(label="Copy link to this run", color="default",
                                            description="The page's address replays this run step for step.")

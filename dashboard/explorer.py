@@ -54,6 +54,11 @@ from .views.tuning import TuningView
 #: Most of the server's CPU time the sessions' flushes may take together: beyond it, every session refreshes
 #: less often (a class of 30 sees about one update a second rather than a server too busy to answer clicks).
 SERVER_SHARE = 0.35
+#: Longest refresh period the share may impose (ms). The cost per flush is the server thread's CPU over a window
+#: divided by the flushes in it, so it also holds the pages built meanwhile; while a class arrives that is much
+#: more than a flush costs, and without a bound its period stopped a session's flushes — the only moments its
+#: period is set again — for minutes after the server was idle again.
+MAX_FAIR_MS = 3000
 #: How often the server's CPU cost per flush is measured again (seconds).
 LOAD_WINDOW_SECONDS = 2.0
 #: How soon after a command (Start, Pause, …) the page looks for its answer (ms); it looks again twice as late
@@ -81,8 +86,9 @@ class LocalFast(Fast):
 
 def fair_period(refresh_ms: int, sessions: int, flush_seconds: float) -> int:
     """A session's refresh period (ms): its own setting, lengthened when the sessions' flushes together would
-    take more than ``SERVER_SHARE`` of the server's time (period ≥ sessions × CPU per flush / share)."""
-    return max(refresh_ms, round(1000 * sessions * flush_seconds / SERVER_SHARE))
+    take more than ``SERVER_SHARE`` of the server's time (period ≥ sessions × CPU per flush / share), but not
+    beyond ``MAX_FAIR_MS``."""
+    return max(refresh_ms, min(MAX_FAIR_MS, round(1000 * sessions * flush_seconds / SERVER_SHARE)))
 
 
 class ServerLoad:

@@ -36,6 +36,8 @@ if not os.path.exists(CHROMIUM):
 
 from playwright.sync_api import Page, expect  # noqa: E402
 
+from dashboard.controls import CONFIG_FILES  # noqa: E402
+
 pytestmark = pytest.mark.browser
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
@@ -43,7 +45,7 @@ APPLY = re.compile(r"^Apply settings")
 ISING_CHAIN_PRESET = "OPAD Fig. 1 · 1-D Ising chain · Metropolis"
 SEGMENTATION_PRESET = "Segmentation case 3 (dependent, noisy) · g = √t"
 #: The file input that loads a configuration (JSON) or a run a sweep stored (.npz).
-CONFIG_INPUT = 'input[type="file"][accept=".json,.npz"]'
+CONFIG_INPUT = f'input[type="file"][accept="{CONFIG_FILES}"]'
 PRESET_TARGETS = {entry["name"]: entry["config"]["target"] for entry in json.loads(
     (Path(__file__).resolve().parents[2] / "assets" / "presets.json").read_text(encoding="utf-8"))}
 PRESET_DESCRIPTIONS = {entry["name"]: entry["description"] for entry in json.loads(
