@@ -162,12 +162,15 @@ class Explorer(pn.viewable.Viewer):
                     self._reconfigure(kind, info)  # until it is opened: fewer models on a page's first load
 
     def _reconfigure(self, kind: type, info) -> None:
-        """Fit the view of ``kind`` to a new run, building it into its card the first time."""
-        if kind not in self.views:
-            self.views[kind] = kind(client=self.client)
-            self.cards[kind][:] = [self.views[kind]]
-        self.views[kind].reconfigure(info)
-        without_unused_glyphs(self.views[kind])  # after reconfigure: a view may place its figures then
+        """Fit the view of ``kind`` to a new run; the first time, build it, fit it and only then put it in its card,
+        without the glyphs it never uses, so that its models reach the page once and as they stay."""
+        if kind in self.views:
+            self.views[kind].reconfigure(info)
+            return
+        view = self.views[kind] = kind(client=self.client)
+        view.reconfigure(info)  # a view may place its figures here
+        without_unused_glyphs(view)
+        self.cards[kind][:] = [view]
 
     def _on_card_toggled(self, kind: type, is_open: bool) -> None:
         if is_open and kind not in self.views and self.cards[kind].visible and self.client.info is not None:
