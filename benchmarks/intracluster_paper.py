@@ -80,7 +80,7 @@ from bokeh.palettes import Category10_10
 import samplers
 import targets
 from samplers.diagnostics import autocorrelation, ess_per_chain, on_time_grid
-from sweeps import Described, run_seed
+from sweeps import Task, run_seed
 from targets.base import Target
 
 from . import SWEEP_DEFAULTS, SWEEP_HELPS, arguments, sweep_store
@@ -230,7 +230,7 @@ def run_trial(experiment: Experiment, seed: int, seconds: float, moves: int = 0)
 
 
 @dataclass(frozen=True, eq=False)
-class Trial(Described):
+class Trial(Task):
     """One trial of one experiment as a sweep's task (``sweeps.Task``): ``run_trial`` in one process, so its
     settings share the machine alike and get equal compute time, from the start ``run_seed(sweep seed, run
     id)``. Its result holds each setting's move times, energies and acceptance (the times are wall-clock

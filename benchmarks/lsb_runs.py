@@ -32,18 +32,14 @@ import holoviews as hv
 import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh backend used by .opts and hv.save)
 import numpy as np
 
-import samplers
 from dashboard.model.config import RunConfig
 from samplers.balancing import FORMULAS
-from samplers.convergence import (Reference, first_hit, long_run_reference, over_dispersed_starts,
-                                  thinned_run_reference)
+from samplers.convergence import Reference, first_hit, thinned_run_reference
 from samplers.diagnostics import ess
 from sweeps import RunSpec
-from sweeps.runner import DEFAULT_RESULTS
 
 from . import sweep_store
 
-RESULTS = DEFAULT_RESULTS
 #: ``locally_balanced`` with each fixed balancing function, labelled by its formula.
 FIXED_FUNCTIONS = {formula.replace(" ", ""): ("locally_balanced", {"balancing": name})
                    for name, formula in FORMULAS.items()}
@@ -65,19 +61,6 @@ class RunResult:
     ess_per_kilo_eval: float
     ess_per_second: float
     extra: dict = field(default_factory=dict)
-
-
-def log_p_statistic(states, log_p):
-    """log p̃ as a run's statistic (the Markov-network experiments')."""
-    return log_p
-
-
-def equilibrium(target, statistic, chains: int, steps: int) -> Reference:
-    """E_π[statistic] from a long √t run of ``chains`` chains from over-dispersed starts, in this process
-    (``samplers.convergence.long_run_reference``; ``reached`` says whether its split-R̂ passed)."""
-    sampler = samplers.make("locally_balanced", target, n_chains=chains, seed=10_000, balancing="sqrt",
-                            init=over_dispersed_starts(target.dim, chains, np.random.default_rng(0)))
-    return long_run_reference(sampler, statistic, steps, thin=max(1, steps // REFERENCE_DRAWS))
 
 
 def mixing_run(label: str, target: str, target_params: dict, sampler: str, params: dict, statistic: str, *,
@@ -122,11 +105,12 @@ def summarise(label: str, result: dict, burn_in: int, reference: Reference | Non
     """A stored ``mixing_run``'s summary (see the module docstring); convergence is measured against
     ``reference`` only when it was reached."""
     values, evals, seconds = result["trace_statistic"], result["trace_evals"], result["trace_seconds"]
-    if len(values) != RunSpec.from_dict(json.loads(result["spec"])).steps + 1:
+    spec = RunSpec.from_dict(json.loads(result["spec"]))
+    if len(values) != spec.steps + 1:
         raise ValueError("a mixing run's summary needs its statistic at every step")
     value = ess(values[burn_in + 1:].T)
     return RunResult(
-        label=label, seed=RunSpec.from_dict(json.loads(result["spec"])).config.seed, evals=evals[: burn_in + 1],
+        label=label, seed=spec.config.seed, evals=evals[: burn_in + 1],
         burn_in_trace=values[: burn_in + 1].mean(axis=1),
         evals_to_converge=(first_hit(evals, values.mean(axis=1), reference.value)
                            if reference is not None and reference.reached else float("nan")),
@@ -204,7 +188,7 @@ class Report:
         self.sections.append(section)
         self.figures.append(burn_in_figure(figure_title or title, rows, ylabel, logy=logy))
 
-    def save(self, directory: Path | None = None) -> None:
+    def save(self, directory: Path) -> None:
         print("written:", save(self.name, self.header + "\n\n" + "\n\n".join(self.sections), self.figures,
                                directory))
 
@@ -247,9 +231,8 @@ def burn_in_figure(title: str, rows: dict[str, list[RunResult]], ylabel: str, lo
                                    legend_position="bottom_right")
 
 
-def save(name: str, text: str, figures: list, directory: Path | None = None) -> Path:
-    """Write the tables (markdown) and figures (one HTML page) in ``directory`` (default ``RESULTS``)."""
-    directory = directory or RESULTS
+def save(name: str, text: str, figures: list, directory: Path) -> Path:
+    """Write the tables (markdown) and figures (one HTML page) in ``directory`` (a sweep's results directory)."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / f"{name}.md").write_text(text + "\n")
     if figures:

@@ -13,8 +13,8 @@ serially and on any number of workers.
 
 from .perform import perform
 from .runner import SweepReport, run_sweep
-from .spec import Described, RunSpec, Sweep, Task, grid, run_seed
+from .spec import RunSpec, Sweep, Task, grid, run_seed
 from .store import ResultStore
 
-__all__ = ["Described", "ResultStore", "RunSpec", "Sweep", "SweepReport", "Task", "grid", "perform", "run_seed",
+__all__ = ["ResultStore", "RunSpec", "Sweep", "SweepReport", "Task", "grid", "perform", "run_seed",
            "run_sweep"]

@@ -89,7 +89,8 @@ def perform(spec: RunSpec, sweep_seed: int) -> dict:
                 store.update(record)
                 if k in marks:
                     store.flush()
-                    kl_rows.append([[store.kl(chain)[kind] for chain in range(sampler.n_chains)] for kind in KINDS])
+                    per_chain = [store.kl(chain) for chain in range(sampler.n_chains)]
+                    kl_rows.append([[kl[kind] for kl in per_chain] for kind in KINDS])
                 store_seconds += time.process_time() - stepped
         if k in traced:
             rows.append((k, sampler.n_evals, step_seconds,

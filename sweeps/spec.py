@@ -1,4 +1,5 @@
-"""What a sweep runs: ``RunSpec`` (one run, identified by a hash of its description) and ``Sweep`` (a named grid).
+"""What a sweep runs: ``Task``s — usually ``RunSpec``s (one run, identified by a hash of its description) — and
+``Sweep`` (a named set of them).
 
 A run's identity is the SHA-256 of its canonical JSON description — the
 ``RunConfig`` (whose ``seed`` is the run's replicate number, not its random
@@ -15,8 +16,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
@@ -31,31 +32,23 @@ TRACEABLE = ("log_prob", "statistic")
 STARTS = ("random", "over_dispersed")
 
 
-class Task(Protocol):
-    """What a sweep runs: anything with a ``label``, a ``run_id`` that hashes its description (``Described``), a
-    JSON ``to_dict()`` and ``perform(sweep_seed)`` returning the result to store (arrays, numbers and strings;
-    its random streams from ``run_seed(sweep_seed, run_id)`` only). ``RunSpec`` is the usual one; an experiment
-    whose unit is not one configuration (several samplers given equal compute time in one process, say)
-    defines its own, a ``Described`` too."""
+class Task(ABC):
+    """What a sweep runs, identified by its ``description()`` (a JSON dictionary; the ``label`` names it in tables
+    and is not part of it): the run id is the first 80 bits of the SHA-256 of the description's canonical JSON,
+    and two tasks are the same run when their ids are. ``perform(sweep_seed)`` returns the result to store
+    (arrays, numbers and strings), its random streams from ``run_seed(sweep_seed, run_id)`` only. ``RunSpec`` is
+    the usual task; an experiment whose unit is not one configuration (several samplers given equal compute time
+    in one process, say) defines its own."""
 
     label: str
 
-    @property
-    def run_id(self) -> str: ...
-
-    def to_dict(self) -> dict: ...
-
-    def perform(self, sweep_seed: int) -> dict: ...
-
-
-class Described:
-    """Base of the tasks identified by their ``description()`` (a JSON dictionary without the ``label``): the run
-    id is the first 80 bits of its canonical JSON's SHA-256, and two tasks are the same run when their ids are."""
-
-    label: str
-
+    @abstractmethod
     def description(self) -> dict:
-        raise NotImplementedError
+        """The canonical description the run id hashes."""
+
+    @abstractmethod
+    def perform(self, sweep_seed: int) -> dict:
+        """Run the task; its result."""
 
     @property
     def run_id(self) -> str:
@@ -66,14 +59,14 @@ class Described:
         return {**self.description(), "label": self.label}
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, Described) and other.run_id == self.run_id
+        return isinstance(other, Task) and other.run_id == self.run_id
 
     def __hash__(self) -> int:
         return hash(self.run_id)
 
 
 @dataclass(frozen=True, eq=False)
-class RunSpec(Described):
+class RunSpec(Task):
     """One run: ``config`` (its ``seed`` numbers the replicate) stepped ``steps`` times.
 
     ``trace_points``: how many evenly spaced steps (step 0 and the last
