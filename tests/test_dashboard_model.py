@@ -30,7 +30,8 @@ from dashboard.model.config import MAX_CONFIG_BYTES, RunConfig
 from dashboard.model.engine import Engine
 from dashboard.model.export import run_record_json, trace_csv
 from dashboard.model.presets import load_presets
-from dashboard.model.session import RunSession, diagnostics
+from dashboard.model import session as session_module
+from dashboard.model.session import CpuShare, RunSession, diagnostics
 from dashboard.model.snapshot import Display, Snapshot
 from dashboard.model.uploads import MAX_UPLOAD_BYTES, parse_upload
 from tests.tiny import TINY_UAI
@@ -380,6 +381,39 @@ def test_diagnostics_report_ess_and_rates(client):
     direct = diagnostics(session.buffer)
     assert direct["window (steps)"] == 401
     assert direct["acceptance"] == values["acceptance"] and direct["ESS"] == values["ESS"]  # the same run
+
+
+def burn_cpu(seconds: float) -> None:
+    """Use ``seconds`` of this thread's CPU time (however long that takes on a loaded machine)."""
+    until = time.thread_time() + seconds
+    while time.thread_time() < until:
+        pass
+
+
+def test_a_cpu_share_counts_the_thread_cpu_time_of_its_work_against_all_of_it():
+    share = CpuShare(0.1)
+    assert share.allows()
+    with share.spending():
+        burn_cpu(0.02)
+    assert not share.allows()  # 0.02 s of about 0.02 s
+    burn_cpu(0.2)
+    assert share.allows()  # 0.02 s of at least 0.22 s
+
+
+def test_a_running_session_skips_the_slow_parts_past_its_display_share_but_never_the_status(monkeypatch):
+    monkeypatch.setattr(session_module, "DISPLAY_SHARE", 0.0)  # any display work is over the share
+    monkeypatch.setattr(session_module, "DIAGNOSTICS_SECONDS", 0.0)
+    session = RunSession(small_config(), run=1, request=1, max_particles=100_000)
+    assert session.snapshot(Display(), everything=True).diagnostics is not None  # a first snapshot has it all
+    session.start()
+    for _ in range(3):
+        session.advance()
+        snapshot = session.snapshot(Display())
+        assert snapshot.diagnostics is None and snapshot.status.running and snapshot.new_history is not None
+    assert session.unsent  # the diagnostics are still due
+    session.pause()
+    paused = session.snapshot(Display())  # paused: nothing else wants the CPU
+    assert paused.diagnostics is not None and paused.diagnostics["window (steps)"] == session.sampler.n_steps + 1
 
 
 def test_a_learning_run_reports_its_state_and_freezes_on_request(engine):

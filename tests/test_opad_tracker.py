@@ -148,9 +148,10 @@ def test_a_run_streams_opad_snapshots_and_can_switch_them_off(engine):
         session = RunSession(config, run=1, request=1, max_particles=100_000)  # the run inside the worker
         assert session.sampler.record_neighbours and session.tracker.store.scored_neighbours
         advance(session, 200)
-        np.testing.assert_array_equal(session.tracker.snapshot.steps, snapshot.steps)
+        inside = session.snapshot(Display(), everything=True).opad
+        np.testing.assert_array_equal(inside.steps, snapshot.steps)
         for kind in KINDS:  # the same run (up to rounding: where its chunks end depends on time)
-            np.testing.assert_allclose(session.tracker.snapshot.kl[kind], snapshot.kl[kind], rtol=1e-12, atol=1e-12)
+            np.testing.assert_allclose(inside.kl[kind], snapshot.kl[kind], rtol=1e-12, atol=1e-12)
         off = RunConfig.from_json(config.to_json())
         off.opad = False
         assert client.apply(off)
@@ -194,7 +195,7 @@ def test_a_fixed_distance_run_is_measured_against_the_target_restricted_to_its_s
     visited = store.states(store.support("opad"))
     assert np.all(visited.sum(axis=1) == 4)
     scratch = -np.log(probabilities[np.isin(targets.state_codes(states), targets.state_codes(visited))].sum())
-    assert session.tracker.snapshot.kl["opad"][-1, -1] == pytest.approx(scratch, abs=1e-10)
+    assert session.snapshot(Display(), everything=True).opad.kl["opad"][-1, -1] == pytest.approx(scratch, abs=1e-10)
     client = RunClient(engine, config)  # the same run in a worker: what the views receive
     try:
         opads = []

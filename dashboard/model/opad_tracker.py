@@ -1,8 +1,8 @@
 """OPAD bookkeeping for a live run: a particle store fed after every step, read as snapshots.
 
 ``OpadTracker`` owns a ``samplers.opad.ParticleStore`` that only the run
-touches (``update`` and ``checkpoint`` after each step, ``publish`` after
-each chunk). Checkpoints keep the
+touches (``update`` and ``checkpoint`` after each step, ``publish`` when a
+snapshot is to carry it). Checkpoints keep the
 exact KL(P‖π) of MCMC, OPAD and OPAD+ for every chain and pooled at
 log-spaced steps (each at least ``GROWTH`` times the previous one, so the
 history stays below a few hundred rows however long the run is, and suits the
@@ -97,7 +97,7 @@ class OpadTracker:
             self._next_step = max(step + 1, int(np.ceil(step * GROWTH)))
 
     def publish(self, step: int) -> None:
-        """Replace ``snapshot``: the checkpoints, the values at ``step``, the marginals if due (after each chunk)."""
+        """Replace ``snapshot``: the checkpoints, the values at ``step``, the marginals if due."""
         if not self.store.n_chains:
             return
         rows = self._rows

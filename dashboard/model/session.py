@@ -5,7 +5,12 @@ loop (``dashboard.model.worker``): ``start``, ``pause``, ``step(n)`` and
 ``set_speed`` change what it wants to do, ``advance()`` runs one chunk of
 steps (at most ``CHUNK_SECONDS`` or ``CHUNK_STEPS``) when it is ``busy``, and
 ``snapshot(display)`` packs what changed since the previous snapshot into an
-immutable ``Snapshot``. Nothing here is shared with another thread: the
+immutable ``Snapshot``. The slower parts of a snapshot (ESS diagnostics,
+learning curves, OPAD's KL and marginals, comparisons) are refreshed at most
+every few seconds and, while the run goes on, within ``DISPLAY_SHARE`` of the
+worker's CPU time: a worker of a class of 30 on two cores gets a few percent
+of a core, and at a fixed refresh rate its diagnostics alone would take all of
+it. Nothing here is shared with another thread: the
 sampler, its target and every cache live in the worker alone, and what
 leaves it is a copy.
 """
@@ -13,6 +18,7 @@ leaves it is a copy.
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -43,6 +49,11 @@ LEARNING_SECONDS = 0.5
 OPAD_SECONDS = 0.5
 COMPARISON_SECONDS = 1.0
 INSPECTION_SECONDS = 0.5
+
+
+#: Most of a running worker's CPU time its snapshots may take (the parts above are skipped past it; the status and
+#: new trace points are always sent).
+DISPLAY_SHARE = 0.1
 
 
 #: The three definitions of ESS the diagnostics table puts side by side.
@@ -127,6 +138,31 @@ class _Every:
         return True
 
 
+class CpuShare:
+    """Keeps the CPU time of one kind of work within ``share`` of the calling thread's CPU time since it was made.
+
+    ``spending()`` times the work (thread CPU, so a worker's other threads and
+    the time it waits for a core do not count); ``allows()`` says whether what
+    was spent so far is within the share.
+    """
+
+    def __init__(self, share: float):
+        self.share = share
+        self._origin = time.thread_time()
+        self._spent = 0.0
+
+    def allows(self) -> bool:
+        return self._spent <= self.share * (time.thread_time() - self._origin)
+
+    @contextmanager
+    def spending(self):
+        started = time.thread_time()
+        try:
+            yield
+        finally:
+            self._spent += time.thread_time() - started
+
+
 class RunSession:
     """A configured run: the sampler and everything fed from it, advanced chunk by chunk."""
 
@@ -154,10 +190,11 @@ class RunSession:
         self._pace_origin = None
         self._rate_reference = (0, time.perf_counter())
         self._steps_per_second = 0.0
-        self._sent_opad = None
         self._sent_learning = None
         # the step at which each rate-limited part that applies to this run was last sent
         self._sent_at = {"diagnostics": -1}
+        if self.tracker is not None:
+            self._sent_at["opad"] = -1
         if self.capabilities.adapts:
             self._sent_at["adaptive"] = -1
         if self.capabilities.tempers:
@@ -168,6 +205,7 @@ class RunSession:
         self._learning_due = _Every(LEARNING_SECONDS)
         self._tempering_due = _Every(LEARNING_SECONDS)
         self._inspection_due = _Every(INSPECTION_SECONDS)
+        self._display_cpu = CpuShare(DISPLAY_SHARE)
         self.inspected_chain: int | None = None  # the chain whose moves are recorded for the inspector
         self._last_move = None  # (chain, state before, record) of its latest step
         self._sent_move = None
@@ -260,6 +298,7 @@ class RunSession:
         self._statistic = available_statistics(target)[self.config.statistic]
         if self.tracker is not None:  # OPAD's particles were weighted by the old p̃
             self.tracker = self._new_tracker()
+            self._sent_at["opad"] = -1
 
     def _apply_scheduled_change(self) -> None:
         """Replaying a configuration: change β when the run reaches the step of the next recorded change."""
@@ -311,8 +350,6 @@ class RunSession:
             rows.append(self._row())
         if rows:
             self.buffer.push(chunk_of(rows), self.sampler.states)
-            if self.tracker is not None:
-                self.tracker.publish(self.sampler.n_steps)
         if self.companion is not None:
             gained = {"seconds": spent, "steps": self.sampler.n_steps - steps_before,
                       "evaluations": self.sampler.n_evals - evals_before}[self.companion.axis]
@@ -347,6 +384,10 @@ class RunSession:
 
     def snapshot(self, display: Display, everything: bool = False) -> Snapshot:
         """What changed since the previous snapshot (``everything``: a first snapshot for fresh views)."""
+        with self._display_cpu.spending():
+            return self._snapshot(display, everything)
+
+    def _snapshot(self, display: Display, everything: bool) -> Snapshot:
         drained = self.buffer.drain()
         if everything:
             drained.full_history, drained.new_history, drained.fresh_states = self.buffer.history(), None, True
@@ -362,13 +403,14 @@ class RunSession:
                 parts["adjacency"] = self.target.adjacency(states[chain:chain + 1])[0]
         if self._slow_part_due("diagnostics", self._diagnostics_due, everything):
             parts["diagnostics"] = diagnostics(self.buffer)
-        if self.tracker is not None and self.tracker.snapshot is not self._sent_opad and (
-                everything or self._opad_due.due()):
-            parts["opad"] = self._sent_opad = self.tracker.snapshot
+        if "opad" in self._sent_at and self._slow_part_due("opad", self._opad_due, everything):
+            self.tracker.publish(self.sampler.n_steps)
+            parts["opad"] = self.tracker.snapshot
         if "adaptive" in self._sent_at and self._slow_part_due("adaptive", self._learning_due, everything):
             parts.update(self._adaptive_parts(everything))
         move = self._last_move
-        if move is not None and move is not self._sent_move and (everything or self._inspection_due.due()):
+        if move is not None and move is not self._sent_move and (
+                everything or (self._display_allowed() and self._inspection_due.due())):
             self._sent_move = move
             parts["inspection"] = inspect_move(self.sampler, move[1], move[2], move[0])
         if self.config.beta_changes != self._sent_changes or (everything and self.config.beta_changes):
@@ -386,10 +428,16 @@ class RunSession:
         return Snapshot(run=self.run, status=self.status(), new_history=drained.new_history,
                         full_history=drained.full_history, **parts)
 
+    def _display_allowed(self) -> bool:
+        """Whether the snapshots' slow parts may be refreshed: the run is not going on (nothing else wants the CPU),
+        or they took at most ``DISPLAY_SHARE`` of its CPU so far."""
+        return not self.running or self._display_cpu.allows()
+
     def _slow_part_due(self, part: str, every: _Every, everything: bool) -> bool:
-        """Whether a rate-limited part is sent now: it changed since it was last sent, and its time has come."""
+        """Whether a rate-limited part is sent now: it changed since it was last sent, and its time has come
+        (within the display's share of the CPU)."""
         step = self.sampler.n_steps
-        if not everything and (self._sent_at[part] == step or not every.due()):
+        if not everything and (self._sent_at[part] == step or not self._display_allowed() or not every.due()):
             return False
         self._sent_at[part] = step
         return True
@@ -398,9 +446,7 @@ class RunSession:
     def unsent(self) -> bool:
         """Whether a rate-limited part has changed since it was last sent (a later snapshot will carry it)."""
         step = self.sampler.n_steps
-        return (any(sent != step for sent in self._sent_at.values())
-                or (self.tracker is not None and self.tracker.snapshot is not self._sent_opad)
-                or self._last_move is not self._sent_move)
+        return any(sent != step for sent in self._sent_at.values()) or self._last_move is not self._sent_move
 
     def _adaptive_parts(self, everything: bool) -> dict:
         """Learning / adaptation state when it changed, and the frozen kernel's parameters once frozen."""
