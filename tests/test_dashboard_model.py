@@ -412,7 +412,9 @@ def test_a_running_session_skips_the_slow_parts_past_its_display_share_but_never
         assert snapshot.diagnostics is None and snapshot.status.running and snapshot.new_history is not None
     assert session.unsent  # the diagnostics are still due
     session.pause()
-    paused = session.snapshot(Display())  # paused: nothing else wants the CPU
+    answer = session.snapshot(Display(), quick=True)  # the answer to Pause waits for nothing slow
+    assert answer.status.phase == "paused" and answer.diagnostics is None
+    paused = session.snapshot(Display())  # then, paused, nothing else wants the CPU
     assert paused.diagnostics is not None and paused.diagnostics["window (steps)"] == session.sampler.n_steps + 1
 
 

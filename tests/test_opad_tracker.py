@@ -57,7 +57,8 @@ def latest_opad(client: RunClient, opads: list, step: int):
         if snapshot.opad is not None:
             opads.append(snapshot.opad)
 
-    assert client.wait_for(lambda c: bool(opads) and opads[-1].steps[-1] == step, TIMEOUT, on_snapshot=collect)
+    assert client.wait_for(lambda c: bool(opads) and opads[-1].steps[-1:].tolist() == [step], TIMEOUT,
+                           on_snapshot=collect)  # (the run's first snapshot has no steps yet)
     return opads[-1]
 
 

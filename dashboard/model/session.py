@@ -382,12 +382,17 @@ class RunSession:
                       seconds=self._active_seconds, steps_per_second=self._steps_per_second,
                       acceptance=self.buffer.recent_acceptance())
 
-    def snapshot(self, display: Display, everything: bool = False) -> Snapshot:
-        """What changed since the previous snapshot (``everything``: a first snapshot for fresh views)."""
-        with self._display_cpu.spending():
-            return self._snapshot(display, everything)
+    def snapshot(self, display: Display, everything: bool = False, quick: bool = False) -> Snapshot:
+        """What changed since the previous snapshot (``everything``: a first snapshot for fresh views).
 
-    def _snapshot(self, display: Display, everything: bool) -> Snapshot:
+        ``quick``: the answer to a command (a click), which waits for nothing slow — the status, the new trace
+        points and the states, without the slow parts (a later snapshot carries them).
+        """
+        with self._display_cpu.spending():
+            return self._snapshot(display, everything, refresh=not quick and self._display_allowed())
+
+    def _snapshot(self, display: Display, everything: bool, refresh: bool) -> Snapshot:
+        """``refresh``: whether the slow parts whose time has come are sent (``everything`` sends them all)."""
         drained = self.buffer.drain()
         if everything:
             drained.full_history, drained.new_history, drained.fresh_states = self.buffer.history(), None, True
@@ -401,27 +406,27 @@ class RunSession:
                 parts["mean_image"] = as_image(self.buffer.mean_state(chain), shape, display.depth, positions)
             if self.target.registry_name == "dag":
                 parts["adjacency"] = self.target.adjacency(states[chain:chain + 1])[0]
-        if self._slow_part_due("diagnostics", self._diagnostics_due, everything):
+        if self._slow_part_due("diagnostics", self._diagnostics_due, everything, refresh):
             parts["diagnostics"] = diagnostics(self.buffer)
-        if "opad" in self._sent_at and self._slow_part_due("opad", self._opad_due, everything):
+        if "opad" in self._sent_at and self._slow_part_due("opad", self._opad_due, everything, refresh):
             self.tracker.publish(self.sampler.n_steps)
             parts["opad"] = self.tracker.snapshot
-        if "adaptive" in self._sent_at and self._slow_part_due("adaptive", self._learning_due, everything):
+        if "adaptive" in self._sent_at and self._slow_part_due("adaptive", self._learning_due, everything, refresh):
             parts.update(self._adaptive_parts(everything))
         move = self._last_move
         if move is not None and move is not self._sent_move and (
-                everything or (self._display_allowed() and self._inspection_due.due())):
+                everything or (refresh and self._inspection_due.due())):
             self._sent_move = move
             parts["inspection"] = inspect_move(self.sampler, move[1], move[2], move[0])
         if self.config.beta_changes != self._sent_changes or (everything and self.config.beta_changes):
             self._sent_changes = list(self.config.beta_changes)
             parts["beta_changes"] = tuple(tuple(change) for change in self._sent_changes)
-        if "tempering" in self._sent_at and self._slow_part_due("tempering", self._tempering_due, everything):
+        if "tempering" in self._sent_at and self._slow_part_due("tempering", self._tempering_due, everything, refresh):
             sampler = self.sampler
             parts["tempering"] = TemperingState(betas=sampler.betas, swap_acceptance=sampler.swap_acceptance.copy(),
                                                 base=sampler.base, swap_every=sampler.swap_every,
                                                 step=sampler.n_steps)
-        if self.companion is not None and self._slow_part_due("comparison", self._comparison_due, everything):
+        if self.companion is not None and self._slow_part_due("comparison", self._comparison_due, everything, refresh):
             parts["comparison"] = compare((self.config.sampler, self.config.compare_sampler),
                                           (self.buffer, self.companion.buffer), self.companion.axis,
                                           energy=self.config.statistic == "log_prob")
@@ -433,11 +438,11 @@ class RunSession:
         or they took at most ``DISPLAY_SHARE`` of its CPU so far."""
         return not self.running or self._display_cpu.allows()
 
-    def _slow_part_due(self, part: str, every: _Every, everything: bool) -> bool:
-        """Whether a rate-limited part is sent now: it changed since it was last sent, and its time has come
-        (within the display's share of the CPU)."""
+    def _slow_part_due(self, part: str, every: _Every, everything: bool, refresh: bool) -> bool:
+        """Whether a rate-limited part is sent now: all are for fresh views; else it changed since it was last
+        sent, slow parts are refreshed in this snapshot, and its time has come."""
         step = self.sampler.n_steps
-        if not everything and (self._sent_at[part] == step or not self._display_allowed() or not every.due()):
+        if not everything and (not refresh or self._sent_at[part] == step or not every.due()):
             return False
         self._sent_at[part] = step
         return True

@@ -18,6 +18,10 @@ worker → client
     ``("failed", message)`` the run stopped with an error; ``("snapshot", Snapshot, handled)`` with the
     number of commands (other than ``want`` and ``ping``) handled before it; ``("replay", MoveReplay)``
 
+The first snapshot after a command is quick (``RunSession.snapshot``: the
+status, new trace points and states, none of the slow parts), so a click's
+effect never waits for the diagnostics of a worker that gets little CPU.
+
 Flow control: the client asks for the next snapshot only when it has taken the
 previous one, so at most one snapshot is in flight, and a slow browser
 makes the worker send less often, never queue more — the trace buffer keeps
@@ -100,6 +104,7 @@ class Worker:
         self.display = Display()
         self._runs = 0
         self._handled = 0  # commands other than want and ping, in order of arrival
+        self._answered = 0  # of them, those handled before the latest snapshot
         self._wanted = False
         self._changed = False
         self._everything = False
@@ -211,11 +216,12 @@ class Worker:
         self._changed = True
 
     def _answer(self) -> None:
-        """Send the snapshot asked for, once there is something new."""
+        """Send the snapshot asked for, once there is something new (quick when it answers a command)."""
         if not (self._wanted and self._changed and self.session is not None):
             return
         try:
-            snapshot = self.session.snapshot(self.display, everything=self._everything)
+            snapshot = self.session.snapshot(self.display, everything=self._everything,
+                                             quick=self._handled > self._answered)
         except Exception as error:  # noqa: BLE001
             self.session.failed = describe(error)
             self.session.pause()
@@ -223,6 +229,7 @@ class Worker:
             return
         self._wanted = self._everything = False
         self._changed = self.session.unsent
+        self._answered = self._handled
         self.send("snapshot", snapshot, self._handled)
         if self._after_first_snapshot is not None:
             self._after_first_snapshot()
