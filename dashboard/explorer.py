@@ -31,6 +31,7 @@ from panel.theme import Fast
 from panel.io.callbacks import PeriodicCallback
 
 from .catalogue import Catalogue
+from .collector import COLLECTOR
 from .claims import ClaimsCard
 from .controls import Controls
 from .model.client import RunClient
@@ -309,7 +310,9 @@ def create_app(config: RunConfig | None = None, engine: Engine | None = None, **
         # Views change the document (new figures for a run) only once the page holds it: a change sent
         # while the page is still loading can name models the page never received.
         pn.state.onload(explorer.start_updates)
+        pn.state.onload(COLLECTOR.session_built)  # the page is built: its objects live as long as the session
         pn.state.on_session_destroyed(explorer.close)
+        pn.state.on_session_destroyed(lambda context: COLLECTOR.session_closed(open_sessions=len(_LIVE)))
     else:
         explorer.start_updates()
     return explorer
