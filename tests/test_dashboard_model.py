@@ -376,9 +376,10 @@ def test_diagnostics_report_ess_and_rates(client):
     per_step = values["ESS per chain, DISCS (2nd half) per step"]
     assert 0 < discs_mean and per_step == pytest.approx(discs_mean / 200, rel=1e-3)  # the mean is shown to 4 digits
     session = RunSession(small_config(), run=1, request=1, max_particles=100_000)
-    assert diagnostics(session.buffer)["window (steps)"] == 1 and np.isnan(diagnostics(session.buffer)["ESS"])
+    first = diagnostics(session.buffer.recent())
+    assert first["window (steps)"] == 1 and np.isnan(first["ESS"])
     advance(session, 400)
-    direct = diagnostics(session.buffer)
+    direct = diagnostics(session.buffer.recent())
     assert direct["window (steps)"] == 401
     assert direct["acceptance"] == values["acceptance"] and direct["ESS"] == values["ESS"]  # the same run
 
@@ -414,8 +415,37 @@ def test_a_running_session_skips_the_slow_parts_past_its_display_share_but_never
     session.pause()
     answer = session.snapshot(Display(), quick=True)  # the answer to Pause waits for nothing slow
     assert answer.status.phase == "paused" and answer.diagnostics is None
-    paused = session.snapshot(Display())  # then, paused, nothing else wants the CPU
-    assert paused.diagnostics is not None and paused.diagnostics["window (steps)"] == session.sampler.n_steps + 1
+    later = [session.snapshot(Display())]  # then, paused, nothing else wants the CPU: computed in the background
+    deadline = time.monotonic() + 60
+    while later[-1].diagnostics is None and session.unsent and time.monotonic() < deadline:
+        time.sleep(0.01)
+        later.append(session.snapshot(Display()))
+    assert later[-1].diagnostics["window (steps)"] == session.sampler.n_steps + 1
+    assert all(snapshot.diagnostics is None for snapshot in later[:-1])  # sent once, when finished
+
+
+def test_the_diagnostics_are_computed_in_the_background_and_sent_once_finished(monkeypatch):
+    session = RunSession(small_config(), run=1, request=1, max_particles=100_000)
+    session.snapshot(Display(), everything=True)
+    advance(session, 50)
+    computing, release = threading.Event(), threading.Event()
+
+    def slow(recent):
+        computing.set()
+        release.wait(60)
+        return diagnostics(recent)
+
+    monkeypatch.setattr(session_module, "diagnostics", slow)
+    monkeypatch.setattr(session_module, "DIAGNOSTICS_SECONDS", 0.0)
+    session._diagnostics_due = session_module._Every(0.0)
+    assert session.snapshot(Display()).diagnostics is None and computing.wait(60)
+    assert session.unsent  # the worker will answer when it is done
+    assert session.snapshot(Display()).diagnostics is None  # a snapshot never waits for it
+    release.set()
+    deadline = time.monotonic() + 60
+    while (arrived := session.snapshot(Display()).diagnostics) is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert arrived["window (steps)"] == 51
 
 
 def test_a_learning_run_reports_its_state_and_freezes_on_request(engine):

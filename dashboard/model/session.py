@@ -17,6 +17,7 @@ leaves it is a copy.
 
 from __future__ import annotations
 
+import threading
 import time
 from contextlib import contextmanager
 
@@ -66,8 +67,8 @@ def _rates(value: float, steps: int, evals: int, seconds: float) -> dict:
             "per second": value / seconds if seconds > 0 else float("nan")}
 
 
-def diagnostics(buffer: TraceBuffer) -> dict:
-    """Mixing diagnostics of the traced statistic over the recent window (full resolution).
+def diagnostics(recent: dict) -> dict:
+    """Mixing diagnostics of the traced statistic over the recent window (``TraceBuffer.recent()``).
 
     Three definitions of ESS, each with its rate per step, per 1000 target
     evaluations and per second of sampling (over the part of the window it uses):
@@ -80,7 +81,6 @@ def diagnostics(buffer: TraceBuffer) -> dict:
     * the LSB authors' windowed, truncated ESS (``lsb_authors_ess``) with
       lags = min(500, window/4), mean ± std over chains.
     """
-    recent = buffer.recent()
     n = len(recent["step"])
     result = {"window (steps)": n, "acceptance": float("nan"), "R-hat": float("nan"), ESS_DEFINITIONS[0]: float("nan")}
     if n < 16:
@@ -89,7 +89,7 @@ def diagnostics(buffer: TraceBuffer) -> dict:
     half = n // 2
     spent = {key: (recent[key][-1] - recent[key][0], recent[key][-1] - recent[key][half])
              for key in ("n_evals", "seconds")}
-    result["acceptance"] = float(recent["accepted"][1:].sum() / ((n - 1) * buffer.n_chains))
+    result["acceptance"] = float(recent["accepted"][1:].sum() / ((n - 1) * draws.shape[0]))
     result["R-hat"] = rhat(draws)
     per_chain = {ESS_DEFINITIONS[1]: (discs_ess(draws), 1),
                  ESS_DEFINITIONS[2]: (lsb_authors_ess(draws, min(500, n // 4)), 0)}
@@ -150,9 +150,15 @@ class CpuShare:
         self.share = share
         self._origin = time.thread_time()
         self._spent = 0.0
+        self._elsewhere = 0.0  # CPU time of the work done in other threads (``spent_elsewhere``)
 
     def allows(self) -> bool:
-        return self._spent <= self.share * (time.thread_time() - self._origin)
+        return self._spent <= self.share * (time.thread_time() - self._origin + self._elsewhere)
+
+    def spent_elsewhere(self, seconds: float) -> None:
+        """Count work of this kind that took ``seconds`` of another thread's CPU time."""
+        self._spent += seconds
+        self._elsewhere += seconds
 
     @contextmanager
     def spending(self):
@@ -161,6 +167,60 @@ class CpuShare:
             yield
         finally:
             self._spent += time.thread_time() - started
+
+
+class InBackground:
+    """One slow computation at a time in a thread of its own, so that the worker hears commands meanwhile.
+
+    ``start(function, *args)`` runs it (the arguments must be the
+    computation's own copies); ``take()`` gives ``(result, CPU seconds)`` once
+    it finished (raising what it raised), else None; ``drop()`` forgets a
+    computation still running (its result is never taken).
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._generation = 0
+        self._thread: threading.Thread | None = None
+        self._outcome = None
+
+    @property
+    def busy(self) -> bool:
+        return self._thread is not None
+
+    def start(self, function, *args) -> None:
+        with self._lock:
+            self._generation += 1
+            generation, self._outcome = self._generation, None
+
+        def run() -> None:
+            started = time.thread_time()
+            try:
+                outcome = (function(*args), None)
+            except Exception as error:  # noqa: BLE001 — raised again by ``take``, in the worker's thread
+                outcome = (None, error)
+            with self._lock:
+                if generation == self._generation:
+                    self._outcome = (*outcome, time.thread_time() - started)
+
+        self._thread = threading.Thread(target=run, name="snapshot-part", daemon=True)
+        self._thread.start()
+
+    def take(self):
+        with self._lock:
+            outcome = self._outcome
+            if outcome is None:
+                return None
+            self._thread, self._outcome = None, None
+        result, error, seconds = outcome
+        if error is not None:
+            raise error
+        return result, seconds
+
+    def drop(self) -> None:
+        with self._lock:
+            self._generation += 1
+            self._thread, self._outcome = None, None
 
 
 class RunSession:
@@ -206,6 +266,7 @@ class RunSession:
         self._tempering_due = _Every(LEARNING_SECONDS)
         self._inspection_due = _Every(INSPECTION_SECONDS)
         self._display_cpu = CpuShare(DISPLAY_SHARE)
+        self._diagnosing = InBackground()  # the ESS of 30 chains takes tens of ms: never in a command's way
         self.inspected_chain: int | None = None  # the chain whose moves are recorded for the inspector
         self._last_move = None  # (chain, state before, record) of its latest step
         self._sent_move = None
@@ -406,8 +467,7 @@ class RunSession:
                 parts["mean_image"] = as_image(self.buffer.mean_state(chain), shape, display.depth, positions)
             if self.target.registry_name == "dag":
                 parts["adjacency"] = self.target.adjacency(states[chain:chain + 1])[0]
-        if self._slow_part_due("diagnostics", self._diagnostics_due, everything, refresh):
-            parts["diagnostics"] = diagnostics(self.buffer)
+        parts.update(self._diagnostics(everything, refresh))
         if "opad" in self._sent_at and self._slow_part_due("opad", self._opad_due, everything, refresh):
             self.tracker.publish(self.sampler.n_steps)
             parts["opad"] = self.tracker.snapshot
@@ -433,6 +493,21 @@ class RunSession:
         return Snapshot(run=self.run, status=self.status(), new_history=drained.new_history,
                         full_history=drained.full_history, **parts)
 
+    def _diagnostics(self, everything: bool, refresh: bool) -> dict:
+        """The diagnostics part: computed at once for fresh views, else in the background (sent once finished)."""
+        if everything:
+            self._diagnosing.drop()
+            self._slow_part_due("diagnostics", self._diagnostics_due, everything, refresh)
+            return {"diagnostics": diagnostics(self.buffer.recent())}
+        if not self._diagnosing.busy and self._slow_part_due("diagnostics", self._diagnostics_due, False, refresh):
+            self._diagnosing.start(diagnostics, self.buffer.recent())
+        finished = self._diagnosing.take()
+        if finished is None:
+            return {}
+        result, seconds = finished
+        self._display_cpu.spent_elsewhere(seconds)
+        return {"diagnostics": result}
+
     def _display_allowed(self) -> bool:
         """Whether the snapshots' slow parts may be refreshed: the run is not going on (nothing else wants the CPU),
         or they took at most ``DISPLAY_SHARE`` of its CPU so far."""
@@ -451,7 +526,8 @@ class RunSession:
     def unsent(self) -> bool:
         """Whether a rate-limited part has changed since it was last sent (a later snapshot will carry it)."""
         step = self.sampler.n_steps
-        return any(sent != step for sent in self._sent_at.values()) or self._last_move is not self._sent_move
+        return (any(sent != step for sent in self._sent_at.values()) or self._last_move is not self._sent_move
+                or self._diagnosing.busy)
 
     def _adaptive_parts(self, everything: bool) -> dict:
         """Learning / adaptation state when it changed, and the frozen kernel's parameters once frozen."""
