@@ -6,45 +6,60 @@ imports and 35 ms for each open session of this dashboard. With 30 sessions
 running, full collections took 0.9–1.7 s, a few times a minute: a pause in
 every session's clicks, the slowest clicks of a class.
 
-A session's page, figures and widgets live as long as the session, so once
-its page is built (``session_built``) everything alive is moved out of the
-collector's reach (``gc.freeze``); the collector then scans only what was made
-since, and its pauses stay short however many sessions are open. Reference
-counting still frees what is not in a cycle, but a closed session's models
-are cyclic garbage in that frozen set: after ``CLOSED_BEFORE_COLLECT``
-sessions closed (or the last one), ``session_closed`` collects them in one
-full collection and freezes what lives again. Nothing of this runs outside a
-served app: a notebook's collector is left as it is.
+A session's widgets and figures live as long as the session or its run, so
+once its views are fitted to a new run (``views_built``) everything alive is
+moved out of the collector's reach (``gc.freeze``); the collector then scans
+only what was made since, and its pauses stay short however many sessions
+are open. Reference counting still frees what is in no cycle, but what a
+session replaced (the figures of its previous run) or left (a closed
+session) is cyclic garbage in that frozen set: after ``FREEZES_BEFORE_COLLECT``
+freezes or ``CLOSED_BEFORE_COLLECT`` closed sessions (or the last one), it is
+collected in one full collection and what lives is frozen again. Only served
+sessions use it: a notebook's collector is left as it is.
 """
 
 from __future__ import annotations
 
 import gc
 
-#: Sessions closed before their frozen objects are collected (one full collection of what is left).
+#: Freezes (runs whose views were built) before the frozen garbage is collected (one full collection).
+FREEZES_BEFORE_COLLECT = 10
+#: Sessions closed before the frozen garbage is collected.
 CLOSED_BEFORE_COLLECT = 8
 
 
 class SessionCollector:
-    """Freezes what lives when a session's page is built; collects the frozen garbage of closed sessions."""
+    """Freezes what lives when a session's views are built; collects the frozen garbage now and then."""
 
-    def __init__(self, closed_before_collect: int = CLOSED_BEFORE_COLLECT):
+    def __init__(self, freezes_before_collect: int = FREEZES_BEFORE_COLLECT,
+                 closed_before_collect: int = CLOSED_BEFORE_COLLECT):
+        self.freezes_before_collect = freezes_before_collect
         self.closed_before_collect = closed_before_collect
+        self.freezes = 0  # since the last full collection
         self.closed = 0  # sessions closed since the last full collection
         self.collections = 0  # full collections of frozen garbage so far
 
-    def session_built(self) -> None:
-        gc.freeze()
+    def views_built(self) -> None:
+        """A session's views were fitted to a new run: freeze, or collect and freeze once enough were frozen."""
+        self.freezes += 1
+        if self.freezes >= self.freezes_before_collect:
+            self.collect()
+        else:
+            gc.freeze()
 
     def session_closed(self, open_sessions: int) -> None:
         """Count a closed session; collect once enough closed, or none is open."""
         self.closed += 1
         if self.closed >= self.closed_before_collect or open_sessions == 0:
-            gc.unfreeze()
-            gc.collect()
-            gc.freeze()
-            self.closed = 0
-            self.collections += 1
+            self.collect()
+
+    def collect(self) -> None:
+        """One full collection of everything, frozen or not; then freeze what lives."""
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+        self.freezes = self.closed = 0
+        self.collections += 1
 
 
 #: This server process's collector, shared by its sessions.

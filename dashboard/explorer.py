@@ -31,7 +31,7 @@ from panel.theme import Fast
 from panel.io.callbacks import PeriodicCallback
 
 from .catalogue import Catalogue
-from .collector import COLLECTOR
+from .collector import COLLECTOR, SessionCollector
 from .claims import ClaimsCard
 from .controls import Controls
 from .model.client import RunClient
@@ -149,6 +149,7 @@ class Explorer(pn.viewable.Viewer):
         self.refresh = pn.widgets.IntInput.from_param(self.param.refresh_ms, label="plot refresh period (ms)")
         self._callback = None
         self._document = None
+        self.collector: SessionCollector | None = None  # a served session's: told when the views were built
         self.flush_seconds: list[float] = []
         self.client.param.watch(self._on_info, "info")
         self.client.param.watch(self._answer_soon, "commands")
@@ -161,6 +162,8 @@ class Explorer(pn.viewable.Viewer):
                 card.visible = kind.applies(info)
                 if card.visible and (kind in self.views or not card.collapsed):  # a closed card's view waits
                     self._reconfigure(kind, info)  # until it is opened: fewer models on a page's first load
+        if self.collector is not None:
+            self.collector.views_built()
 
     def _reconfigure(self, kind: type, info) -> None:
         """Fit the view of ``kind`` to a new run; the first time, build it, fit it and only then put it in its card,
@@ -309,8 +312,8 @@ def create_app(config: RunConfig | None = None, engine: Engine | None = None, **
         explorer.follow_in_url(pn.state.location)
         # Views change the document (new figures for a run) only once the page holds it: a change sent
         # while the page is still loading can name models the page never received.
+        explorer.collector = COLLECTOR
         pn.state.onload(explorer.start_updates)
-        pn.state.onload(COLLECTOR.session_built)  # the page is built: its objects live as long as the session
         pn.state.on_session_destroyed(explorer.close)
         pn.state.on_session_destroyed(lambda context: COLLECTOR.session_closed(open_sessions=len(_LIVE)))
     else:
