@@ -53,8 +53,9 @@ from .views.traces import TraceView
 from .views.tuning import TuningView
 
 #: Most of the server's CPU time the sessions' flushes may take together: beyond it, every session refreshes
-#: less often (a class of 30 sees about one update a second rather than a server too busy to answer clicks).
-SERVER_SHARE = 0.35
+#: less often (a class of 30 sees about one update a second rather than a server too busy to answer clicks; at
+#: 0.35 they saw 2.5, and the server took 28 % of a core the workers could have sampled with).
+SERVER_SHARE = 0.2
 #: Longest refresh period the share may impose (ms). The cost per flush is the server thread's CPU over a window
 #: divided by the flushes in it, so it also holds the pages built meanwhile; while a class arrives that is much
 #: more than a flush costs, and without a bound its period stopped a session's flushes — the only moments its
@@ -65,7 +66,7 @@ LOAD_WINDOW_SECONDS = 2.0
 #: How soon after a command (Start, Pause, …) the page looks for its answer (ms); it looks again twice as late
 #: each time (at most ``CHASE_STEP_MS`` apart) while the answer is due, for ``CHASE_MS`` at most.
 ANSWER_MS = 40
-CHASE_STEP_MS = 160
+CHASE_STEP_MS = 80
 CHASE_MS = 5000
 #: The live explorers of this process, whose flushes share the server.
 _LIVE: weakref.WeakSet = weakref.WeakSet()
