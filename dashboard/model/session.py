@@ -10,8 +10,9 @@ learning curves, OPAD's KL and marginals, comparisons) are refreshed at most
 every few seconds and, while the run goes on, within ``DISPLAY_SHARE`` of the
 worker's CPU time: a worker of a class of 30 on two cores gets a few percent
 of a core, and at a fixed refresh rate its diagnostics alone would take all of
-it. Nothing here is shared with another thread: the
-sampler, its target and every cache live in the worker alone, and what
+it; the diagnostics are computed in a thread of their own (``InBackground``),
+from a copy of the trace window. Nothing else is shared with another thread:
+the sampler, its target and every cache live in the worker alone, and what
 leaves it is a copy.
 """
 
@@ -141,9 +142,9 @@ class _Every:
 class CpuShare:
     """Keeps the CPU time of one kind of work within ``share`` of the calling thread's CPU time since it was made.
 
-    ``spending()`` times the work (thread CPU, so a worker's other threads and
-    the time it waits for a core do not count); ``allows()`` says whether what
-    was spent so far is within the share.
+    ``spending()`` times the work (thread CPU, so the time it waits for a core
+    does not count), ``spent_elsewhere`` adds work of the kind done in another
+    thread; ``allows()`` says whether what was spent so far is within the share.
     """
 
     def __init__(self, share: float):
