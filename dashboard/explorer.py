@@ -150,7 +150,7 @@ class Explorer(pn.viewable.Viewer):
         self.refresh = pn.widgets.IntInput.from_param(self.param.refresh_ms, label="plot refresh period (ms)")
         self._callback = None
         self._document = None
-        self.collector: SessionCollector | None = None  # a served session's: told when the views were built
+        self.collector: SessionCollector | None = None  # a served session's: told when views are built, and closing
         self.flush_seconds: list[float] = []
         self.client.param.watch(self._on_info, "info")
         self.client.param.watch(self._answer_soon, "commands")
@@ -261,12 +261,15 @@ class Explorer(pn.viewable.Viewer):
         show()
 
     def close(self, *args) -> None:
-        """Stop the flush and the worker (called when the session ends)."""
+        """Stop the flush and the worker (called when the session ends); a served session tells its collector."""
         if self._callback is not None:
             self._callback.stop()
             self._callback = None
+        was_live = self in _LIVE
         _LIVE.discard(self)
         self.client.close()
+        if was_live and self.collector is not None:
+            self.collector.session_closed(open_sessions=len(_LIVE))
 
     def main_area(self) -> pn.viewable.Viewable:
         return pn.Column(
@@ -316,7 +319,6 @@ def create_app(config: RunConfig | None = None, engine: Engine | None = None, **
         explorer.collector = COLLECTOR
         pn.state.onload(explorer.start_updates)
         pn.state.on_session_destroyed(explorer.close)
-        pn.state.on_session_destroyed(lambda context: COLLECTOR.session_closed(open_sessions=len(_LIVE)))
     else:
         explorer.start_updates()
     return explorer

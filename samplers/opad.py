@@ -401,6 +401,12 @@ class ParticleStore:
         return {"mcmc": max(float(mcmc), 0.0), "opad": max(log_z - float(self._mass_visited[row]), 0.0),
                 "opad_plus": max(log_z - float(self._mass_plus[row]), 0.0)}
 
+    def kl_table(self, chains) -> np.ndarray:
+        """(kinds, len(chains)) exact KL of each of ``chains`` (a chain, or None for the pooled chains), the rows in
+        the order of ``KINDS``."""
+        per_chain = [self.kl(chain) for chain in chains]
+        return np.array([[kl[kind] for kl in per_chain] for kind in KINDS])
+
     def log_mass(self, chain: int | None = None) -> dict[str, float]:
         """log Σ_{x∈S} p̃(x) over the OPAD and OPAD+ supports: non-decreasing as sampling goes on."""
         row = self._row(chain)

@@ -89,8 +89,7 @@ def perform(spec: RunSpec, sweep_seed: int) -> dict:
                 store.update(record)
                 if k in marks:
                     store.flush()
-                    per_chain = [store.kl(chain) for chain in range(sampler.n_chains)]
-                    kl_rows.append([[kl[kind] for kl in per_chain] for kind in KINDS])
+                    kl_rows.append(store.kl_table(range(sampler.n_chains)))
                 store_seconds += time.process_time() - stepped
         if k in traced:
             rows.append((k, sampler.n_evals, step_seconds,

@@ -87,8 +87,7 @@ class OpadTracker:
         """(kinds, n_chains + 1) exact KL now: every chain, then the pooled chains."""
         if self._exact is None:
             self._enumerate()
-        chains = [*range(self.store.n_chains), None]
-        return np.array([[self.store.kl(chain)[kind] for chain in chains] for kind in KINDS])
+        return self.store.kl_table([*range(self.store.n_chains), None])
 
     def checkpoint(self, step: int) -> None:
         """Keep the KL at ``step`` if a log-spaced checkpoint is due (call after every step)."""

@@ -498,7 +498,7 @@ class RunSession:
         """The diagnostics part: computed at once for fresh views, else in the background (sent once finished)."""
         if everything:
             self._diagnosing.drop()
-            self._slow_part_due("diagnostics", self._diagnostics_due, everything, refresh)
+            self._sent_at["diagnostics"] = self.sampler.n_steps
             return {"diagnostics": diagnostics(self.buffer.recent())}
         if not self._diagnosing.busy and self._slow_part_due("diagnostics", self._diagnostics_due, False, refresh):
             self._diagnosing.start(diagnostics, self.buffer.recent())
