@@ -99,7 +99,7 @@ from .adaptive import Adaptive
 from .base import acceptance_probability, metropolis_accept, sample_categorical
 from .fixed_distance import FixedDistanceSampler
 from .history import BoundedHistory
-from .sumtree import LogSumTree, log_total_of, sample_row, set_leaf
+from .sumtree import LogSumTree, log_total_of, sample_rows, set_leaf
 from .walk_adaptation import HISTORY_COLUMNS, WalkAdaptation
 
 ORDERS = ("up_first", "down_first", "random")
@@ -155,7 +155,7 @@ def tree_walk_steps(log_leaves, sums, shift, states, delta, bits, ratios, bars, 
                     after):
     """Walk step t + 1 (Eq. 2) of every chain c = rows[e] on a sparse pairwise model, logged at row t.
 
-    Draws the bit from the chain's tree of the step's kind (``uniforms[e]``),
+    Draws the bit from the chain's tree of the step's kind (``uniforms[e]``; all chains first, ``sample_rows``),
     logs Z_F and Δ of the bit, flips it with ``flip_ratio_update`` and logs
     the flip ratios it changed before and after, writes them and refreshes
     both trees' leaves there; where ``reverse_now[e]``, logs Z_R (the other
@@ -164,11 +164,14 @@ def tree_walk_steps(log_leaves, sums, shift, states, delta, bits, ratios, bars, 
     Σ 1 + deg(bit).
     """
     n, d = states.shape
+    trees = np.where(toward, rows, rows + n)
+    drawn = np.empty(rows.size, dtype=np.int64)
+    sample_rows(log_leaves, sums, trees, uniforms, drawn)
     evaluations = 0
     for e in range(rows.size):
         c = rows[e]
         tree, other = (c, c + n) if toward[e] else (c + n, c)
-        i = sample_row(sums, tree, uniforms, e)
+        i = drawn[e]
         path[t, c] = i
         log_z_forward[t, c] = log_total_of(sums, shift, tree)
         step_ratio[t, c] = delta[c, i]

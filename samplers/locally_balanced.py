@@ -37,7 +37,10 @@ from .balancing import BALANCING, CODES, NO_TABLE, log_balancing, log_g_scalar
 from .base import (
     Sampler, acceptance_probability, log_softmax, metropolis_accept, sample_categorical, taylor_flip_log_ratios,
 )
-from .sumtree import LogSumTree, commit_path, log_total_after, log_total_of, sample_row
+from .prefetch import prefetch
+from .sumtree import (
+    LogSumTree, commit_path, log_total_after, log_total_of, prefetch_path, sample_rows, tree_depth,
+)
 
 @njit(cache=True)
 def flip_log_acceptance(log_ratio, log_q_forward, log_q_reverse):
@@ -61,15 +64,6 @@ def tree_flip_log_alpha(log_leaves, sums, shift, c, i, log_ratio, sites, log_g_a
             log_g_reverse = log_g_after[k]
             break
     return flip_log_acceptance(log_ratio, log_q_forward, log_g_reverse - log_z_after), count
-
-
-@njit(cache=True)
-def tree_depth(log_leaves):
-    """Levels below the root of trees over ``log_leaves.shape[1]`` leaf slots (a power of two)."""
-    depth = 0
-    while (1 << depth) < log_leaves.shape[1]:
-        depth += 1
-    return depth
 
 
 @njit(cache=True)
@@ -115,25 +109,53 @@ def locally_balanced_moves(states, log_p, delta, log_leaves, sums, shift, idx, s
                               log_g_after, path_nodes, path_values)
 
 
+#: A step prefetches the flip neighbourhood of the chain this many chains ahead of the one it moves.
+PREFETCH_AHEAD = 1
+
+
+@njit(cache=True)
+def prefetch_flip_neighbourhood(states, delta, log_leaves, sums, c, i, nbr):
+    """Prefetch (``samplers.prefetch``) what flipping bit i of chain c reads: the bits, flip ratios and tree paths
+    of i and its neighbours."""
+    for k in range(-1, nbr.shape[1]):
+        j = i if k < 0 else nbr[i, k]
+        prefetch(states, c, j)
+        prefetch(delta, c, j)
+        prefetch_path(log_leaves, sums, c, j)
+
+
 @njit(cache=True)
 def locally_balanced_pairwise_steps(states, log_p, delta, log_leaves, sums, shift, uniforms, nbr, w, degree, beta,
                                     code, table_values, table_slopes, idx, accepted, proposed_log_prob, old_bits):
     """A whole locally balanced step of every chain on a sparse pairwise model, in one compiled call.
 
-    Per chain c: draw i from its tree (``sample_row`` with ``uniforms[c, :depth]``),
-    the changed ratios (``flip_ratio_update``), then ``locally_balanced_move`` with
-    log u = log ``uniforms[c, depth]``. Fills ``idx`` and the move's outputs;
-    returns the evaluations, Σ_c 1 + deg(i_c).
+    Draws every chain's bit i from its tree (``sample_rows`` with ``uniforms[c, :depth]``);
+    then per chain c the changed ratios (``flip_ratio_update``) and
+    ``locally_balanced_move`` with log u = log ``uniforms[c, depth]``. On a large
+    model each chain's reads are scattered misses to memory: the neighbour
+    table rows of every drawn bit are prefetched first, and each chain's flip
+    neighbourhood ``PREFETCH_AHEAD`` chains before it moves, so that the
+    memory fetches it while the chains before it compute. Fills ``idx`` and
+    the move's outputs; returns the evaluations, Σ_c 1 + deg(i_c).
     """
+    n = states.shape[0]
     m = 1 + nbr.shape[1]
     depth = tree_depth(log_leaves)
     capacity = m * (depth + 1)
     path_nodes, path_values, log_g_after = np.empty(capacity, dtype=np.int64), np.empty(capacity), np.empty(m)
     sites, values = np.empty(m, dtype=np.int64), np.empty(m)
+    sample_rows(log_leaves, sums, np.arange(n), uniforms, idx)
+    for c in range(n):
+        prefetch(nbr, idx[c], 0)
+        prefetch(w, idx[c], 0)
+    for c in range(min(PREFETCH_AHEAD, n)):
+        prefetch_flip_neighbourhood(states, delta, log_leaves, sums, c, idx[c], nbr)
     evaluations = 0
-    for c in range(states.shape[0]):
-        i = sample_row(sums, c, uniforms, c)
-        idx[c] = i
+    for c in range(n):
+        if c + PREFETCH_AHEAD < n:
+            ahead = c + PREFETCH_AHEAD
+            prefetch_flip_neighbourhood(states, delta, log_leaves, sums, ahead, idx[ahead], nbr)
+        i = idx[c]
         flip_ratio_update(states, delta, c, i, nbr, w, beta, sites, values)
         evaluations += 1 + degree[i]
         locally_balanced_move(c, states, log_p, delta, log_leaves, sums, shift, i, sites, values, code, table_values,

@@ -32,9 +32,8 @@ from numba import njit
 
 from .balancing import NO_TABLE, add_log_g_gradient, fixed_log_g, log_g_scalar, mixture_log_g, MIXTURE
 from .base import inverse_cdf, log_add
-from .locally_balanced import tree_depth
 from .mi_objective import PARTIALS, bound_terms
-from .sumtree import log_total_after, log_total_of, sample_row, set_leaf
+from .sumtree import log_total_after, log_total_of, sample_rows, set_leaf, tree_depth
 
 #: The fixed functions a mixture tree keeps, one tree row each per chain.
 COMPONENTS = 4
@@ -214,17 +213,18 @@ def _mixture_log_z(weights, component_log_z, shares):
 
 
 @njit(cache=True)
-def mixture_tree_proposals(sums, shift, weights, uniforms, proposed):
+def mixture_tree_proposals(log_leaves, sums, shift, weights, uniforms, proposed):
     """j ~ Q(·|x) per chain c: component i with probability w_i Z_i(x)/Z(x) (``uniforms[c, -1]``), then a site
-    from tree 4c + i (``sample_row`` with the other uniforms)."""
+    from tree 4c + i (``sample_rows`` with the other uniforms)."""
     component_log_z, shares = np.empty(COMPONENTS), np.empty(COMPONENTS)
     last = uniforms.shape[1] - 1
+    rows = np.empty(proposed.size, dtype=np.int64)
     for c in range(proposed.size):
         for i in range(COMPONENTS):
             component_log_z[i] = log_total_of(sums, shift, COMPONENTS * c + i)
         _mixture_log_z(weights, component_log_z, shares)
-        component = inverse_cdf(weights * shares, 1.0, uniforms[c, last])
-        proposed[c] = sample_row(sums, COMPONENTS * c + component, uniforms, c)
+        rows[c] = COMPONENTS * c + inverse_cdf(weights * shares, 1.0, uniforms[c, last])
+    sample_rows(log_leaves, sums, rows, uniforms, proposed)
 
 
 @njit(cache=True)

@@ -268,7 +268,7 @@ class LocalSelfBalancing(_SelfBalancing, LocallyBalanced):
         if explored.size:  # Q₁'s uniform draws: their trees describe the drawn states for this step
             self._components.rebuild(mixture_component_log_g(ratios[explored]), self._component_rows(explored))
         proposed = np.empty(ratios.shape[0], dtype=np.int64)
-        mixture_tree_proposals(self._components.sums, self._components.shift, self.learner.kernel.values,
+        mixture_tree_proposals(*self._components.arrays, self.learner.kernel.values,
                                self.rng.random((ratios.shape[0], self._components.depth + 1)), proposed)
         return proposed, explored
 

@@ -1,17 +1,29 @@
-"""A batch of binary sum-trees over log-weights, one tree per row, with compiled (numba) kernels.
+"""A batch of 8-ary sum-trees over log-weights, one tree per row, with compiled (numba) kernels.
 
 Tree r holds the log-weights l_j of its leaves exactly (``log_leaves[r]``) and,
-for speed, the weights themselves scaled by a per-row shift s_r:
+for speed, the weights themselves scaled by a per-row shift s_r, level by
+level from the leaves up:
 
-    sums[r, size + j] = exp(l_j − s_r),    sums[r, v] = sums[r, 2v] + sums[r, 2v + 1],
+    level 0:  exp(l_j − s_r),       level k + 1, node v:  Σ_{c<8} (level k, node 8v + c),
 
-node 1 being the root, so log Σ_j w_j = s_r + log sums[r, 1]. Changing m leaves
-costs O(m log d) additions (one exp per leaf), sampling j ∝ w_j costs O(log d)
-comparisons — independent of d up to the logarithm, which is what keeps a
-locally balanced step O(1) on a sparse model. Nodes are always recomputed from
-their children (never adjusted by differences), so totals do not drift
-however long a chain runs, and every sum adds non-negative numbers (no
-cancellation).
+the root being the first of the row's last eight entries, so log Σ_j w_j = s_r + log(root). A node's
+eight children are one 64-byte cache line. Changing m leaves costs O(m log d)
+additions (one exp per leaf), sampling j ∝ w_j costs O(log d) comparisons —
+independent of d up to the logarithm, which is what keeps a locally balanced
+step O(1) on a sparse model — and a path from a leaf to the root touches
+⌈log₈ d⌉ + 1 cache lines (a binary tree touches log₂ d), which is what keeps
+a step on a large model from waiting on memory. Nodes are always recomputed
+from their children, adding them in one order (c = 0, …, 7), never adjusted by
+differences: totals do not drift however long a chain runs, every sum adds
+non-negative numbers (no cancellation), and sampling, which adds the same
+children in the same order, ends exactly at the node's total.
+
+Layout. With d leaves, level k ≥ 1 has n_k = ⌈d / 8^k⌉ nodes, the top level
+(n_L = 1) being the root; level k < L is stored with 8·n_{k+1} slots (its last
+node padded to eight children with zero weights), the root's level with 8
+(the root and 7 zeros), and the levels follow each other in one row, leaves
+first. Rows start on a 64-byte boundary (``aligned``), so every node's
+children share one cache line.
 
 Range. Whenever a row's scaled total leaves [``SMALLEST``, ``LARGEST``] (a
 leaf grew by hundreds of nats, or every large leaf shrank), the row is
@@ -23,10 +35,10 @@ proposal and acceptance.
 
 A move that changes a few leaves and may be rejected asks first what the
 total *would* be (``path_after``: the changed paths are recomputed into a
-scratch list, sorted by node so that siblings sit side by side) and writes
-that list only if the move is accepted (``commit_path``): a rejected move
-writes nothing. If that total falls outside the range it is recomputed
-exactly from the log-weights (``log_total_after``, O(d), rare).
+scratch list, level by level and sorted by node, so that siblings sit side by
+side) and writes that list only if the move is accepted (``commit_path``): a
+rejected move writes nothing. If that total falls outside the range it is
+recomputed exactly from the log-weights (``log_total_after``, O(d), rare).
 
 The ``@njit`` functions here are the only implementation; ``LogSumTree`` is
 their batch front end for Python callers, and compiled samplers call the row
@@ -40,36 +52,107 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .prefetch import prefetch
+
 #: A row whose scaled total leaves [SMALLEST, LARGEST] is rescaled.
 SMALLEST = 1e-250
 LARGEST = 1e250
+#: Children per node: one 64-byte cache line of float64.
+FANOUT = 8
+FANOUT_BITS = FANOUT.bit_length() - 1
 
 
 def leaf_slots(d: int) -> int:
-    """Leaves a tree over ``d`` leaves allocates: d rounded up to a power of two."""
-    return 1 << max(0, int(d - 1).bit_length())
+    """Leaf slots a tree over ``d`` leaves allocates: d rounded up to a multiple of ``FANOUT`` (at least one node's)."""
+    return -(-max(d, 1) // FANOUT) * FANOUT
+
+
+def node_slots(d: int) -> int:
+    """Entries of one row of sums for ``d`` leaves: every level's slots (a multiple of ``FANOUT``)."""
+    width, total = leaf_slots(d), 0
+    while width > FANOUT:
+        total += width
+        width = -(-(width // FANOUT) // FANOUT) * FANOUT
+    return total + width + FANOUT
+
+
+def aligned(shape: tuple[int, int], fill: float) -> np.ndarray:
+    """A C-ordered float64 array of ``shape`` filled with ``fill`` whose data starts on a 64-byte (cache line)
+    boundary: a view into a slightly larger buffer."""
+    size = shape[0] * shape[1]
+    buffer = np.full(size + FANOUT, fill)
+    start = (-buffer.ctypes.data % 64) // 8
+    return buffer[start:start + size].reshape(shape)
+
+
+# -- the shape of a tree, from its leaf slots --------------------------------------------------------------------
+@njit(cache=True)
+def tree_depth(log_leaves):
+    """Levels above the leaves (the root's level L ≥ 1) of trees with ``log_leaves.shape[1]`` leaf slots."""
+    count, depth = log_leaves.shape[1] // FANOUT, 1
+    while count > 1:
+        count = (count - 1) // FANOUT + 1
+        depth += 1
+    return depth
+
+
+@njit(cache=True)
+def level_slots(leaf_width, level, depth):
+    """Slots of ``level`` (0 = the leaves): 8·n_{level+1} below the root, 8 for the root's."""
+    if level == depth:
+        return FANOUT
+    if level == 0:
+        return leaf_width
+    return FANOUT * (((leaf_width // FANOUT - 1) >> (FANOUT_BITS * level)) + 1)
+
+
+@njit(cache=True)
+def level_nodes(leaf_width, level):
+    """n_level = ⌈d / 8^level⌉ nodes of ``level`` ≥ 1."""
+    return ((leaf_width // FANOUT - 1) >> (FANOUT_BITS * (level - 1))) + 1
+
+
+@njit(cache=True)
+def children_total(sums, r, first):
+    """Σ_{c<8} sums[r, first + c], added in that order (how every node is computed)."""
+    total = 0.0
+    for c in range(FANOUT):
+        total += sums[r, first + c]
+    return total
 
 
 # -- compiled row kernels --------------------------------------------------------------------------------------
 @njit(cache=True)
 def rescale_row(log_leaves, sums, shift, r):
     """Set s_r to row r's largest finite log-weight (0 if none) and rebuild its sums: O(d)."""
-    row_leaves, row = log_leaves[r], sums[r]
-    size = row_leaves.size
+    width = log_leaves.shape[1]
     top = -np.inf
-    for j in range(size):
-        top = max(top, row_leaves[j])
+    for j in range(width):
+        top = max(top, log_leaves[r, j])
     shift[r] = top if np.isfinite(top) else 0.0
-    for j in range(size):
-        row[size + j] = np.exp(row_leaves[j] - shift[r])
-    for v in range(size - 1, 0, -1):
-        row[v] = row[2 * v] + row[2 * v + 1]
+    for j in range(width):
+        sums[r, j] = np.exp(log_leaves[r, j] - shift[r])
+    depth = tree_depth(log_leaves)
+    below, offset = 0, width
+    for level in range(1, depth + 1):
+        slots, nodes = level_slots(width, level, depth), level_nodes(width, level)
+        for v in range(nodes):
+            sums[r, offset + v] = children_total(sums, r, below + FANOUT * v)
+        for v in range(nodes, slots):
+            sums[r, offset + v] = 0.0
+        below, offset = offset, offset + slots
+
+
+@njit(cache=True)
+def log_total_of(sums, shift, r):
+    """log Σ_j w_j of row r."""
+    return shift[r] + np.log(sums[r, sums.shape[1] - FANOUT])
 
 
 @njit(cache=True)
 def keep_in_range(log_leaves, sums, shift, r):
     """Rescale row r if its scaled total left [SMALLEST, LARGEST] (or is 0 or ∞)."""
-    total = sums[r, 1]
+    total = sums[r, sums.shape[1] - FANOUT]
     if not (SMALLEST <= total <= LARGEST):
         rescale_row(log_leaves, sums, shift, r)
 
@@ -88,12 +171,6 @@ def rebuild_rows(log_leaves, sums, shift, rows, log_weights):
 
 
 @njit(cache=True)
-def log_total_of(sums, shift, r):
-    """log Σ_j w_j of row r."""
-    return shift[r] + np.log(sums[r, 1])
-
-
-@njit(cache=True)
 def log_totals_of(sums, shift, rows):
     """log Σ_j w_j of each row in ``rows``."""
     out = np.empty(rows.size)
@@ -108,12 +185,14 @@ def set_leaf(log_leaves, sums, shift, r, j, log_weight):
     if log_leaves[r, j] == log_weight:
         return
     log_leaves[r, j] = log_weight
-    v = log_leaves.shape[1] + j
-    sums[r, v] = np.exp(log_weight - shift[r])
-    v >>= 1
-    while v >= 1:
-        sums[r, v] = sums[r, 2 * v] + sums[r, 2 * v + 1]
-        v >>= 1
+    sums[r, j] = np.exp(log_weight - shift[r])
+    width = log_leaves.shape[1]
+    depth = tree_depth(log_leaves)
+    below, offset, v = 0, width, j
+    for level in range(1, depth + 1):
+        v //= FANOUT
+        sums[r, offset + v] = children_total(sums, r, below + FANOUT * v)
+        below, offset = offset, offset + level_slots(width, level, depth)
     keep_in_range(log_leaves, sums, shift, r)
 
 
@@ -125,34 +204,63 @@ def set_leaves_rows(log_leaves, sums, shift, rows, sites, log_weights):
 
 
 @njit(cache=True)
-def sample_row(sums, r, uniforms, c):
-    """One leaf of tree r drawn with probability w_j / Σ w, from the root down.
+def _child_drawn(sums, r, first, target):
+    """The first child c (of those at ``first``, …, ``first`` + 7) whose running total exceeds ``target``.
 
-    At each level go to the right child iff u·w_node ≥ w_left (u = ``uniforms[c, level]``,
-    uniform on [0, 1)), i.e. with probability w_right / w_node. (Rows are indexed,
-    not sliced, here and below: a slice in a compiled loop costs more than the arithmetic.)
+    That child is the number of running totals at or below ``target``. A child
+    of weight 0 is never drawn: if rounding put ``target`` at or above the
+    node's total, the last child of positive weight is. Written without
+    branches on the weights, so that a tree whose line is still on its way
+    from memory does not stall the trees descending beside it.
     """
-    size = sums.shape[1] // 2
-    v = 1
-    level = 0
-    while v < size:
-        left = 2 * v
-        v = left + (uniforms[c, level] * sums[r, v] >= sums[r, left])
-        level += 1
-    return v - size
+    running, below, last_positive = 0.0, 0, 0
+    for c in range(FANOUT):
+        weight = sums[r, first + c]
+        running += weight
+        below += running <= target
+        last_positive = max(last_positive, c * (weight > 0.0))
+    return below if below < FANOUT else last_positive
 
 
 @njit(cache=True)
-def sample_rows(sums, rows, uniforms):
-    """``sample_row`` for tree ``rows[c]`` with ``uniforms[c]`` (``(len(rows), depth)``)."""
-    out = np.empty(rows.size, dtype=np.int64)
-    for c in range(rows.size):
-        out[c] = sample_row(sums, rows[c], uniforms, c)
-    return out
+def sample_rows(log_leaves, sums, rows, uniforms, drawn):
+    """One leaf of tree ``rows[e]`` for every e, drawn with probability w_j / Σ w, into ``drawn[e]``.
+
+    From the root down, at each level the child c is drawn with probability
+    (its total) / (the node's total): the first c whose running total exceeds
+    u·(node's total), u = ``uniforms[e, level]`` (level 0 at the root) uniform
+    on [0, 1). The trees descend together, level by level, so that their
+    memory reads overlap instead of waiting for each other.
+    """
+    width = log_leaves.shape[1]
+    depth = tree_depth(log_leaves)
+    offset = sums.shape[1] - FANOUT
+    for e in range(rows.size):
+        drawn[e] = 0
+    for level in range(depth, 0, -1):
+        below = offset - level_slots(width, level - 1, depth)
+        for e in range(rows.size):
+            r, v = rows[e], drawn[e]
+            target = uniforms[e, depth - level] * sums[r, offset + v]
+            drawn[e] = FANOUT * v + _child_drawn(sums, r, below + FANOUT * v, target)
+        offset = below
 
 
 @njit(cache=True)
-def path_after(sums, r, shift, sites, log_weights, path_nodes, path_values):
+def prefetch_path(log_leaves, sums, r, j):
+    """Prefetch (``samplers.prefetch``) leaf j of tree r and the nodes on its path to the root."""
+    prefetch(log_leaves, r, j)
+    width = log_leaves.shape[1]
+    depth = tree_depth(log_leaves)
+    offset, v = 0, j
+    for level in range(depth + 1):
+        prefetch(sums, r, offset + v)
+        offset += level_slots(width, level, depth)
+        v //= FANOUT
+
+
+@njit(cache=True)
+def path_after(log_leaves, sums, shift, r, sites, log_weights, path_nodes, path_values):
     """Row r's scaled sums after setting leaves ``sites`` to ``log_weights``, without writing them.
 
     Fills ``path_nodes``/``path_values`` (capacity ≥ m·(depth + 1)) with every
@@ -160,12 +268,11 @@ def path_after(sums, r, shift, sites, log_weights, path_nodes, path_values):
     the root, each level sorted by node — and returns how many were filled;
     the last entry is the root. A site listed twice must carry the same value.
     """
-    size = sums.shape[1] // 2
     count = 0
     # Insertion into the sorted leaf level, dropping repeats: O(m) when the sites come sorted (a black box's
     # all d sites), O(m²) otherwise (m = 1 + deg on a sparse model).
     for k in range(sites.size):
-        node = size + sites[k]
+        node = sites[k]
         e = count
         while e > 0 and path_nodes[e - 1] > node:
             e -= 1
@@ -175,27 +282,29 @@ def path_after(sums, r, shift, sites, log_weights, path_nodes, path_values):
             path_nodes[f] = path_nodes[f - 1]
             path_values[f] = path_values[f - 1]
         path_nodes[e] = node
-        path_values[e] = np.exp(log_weights[k] - shift)
+        path_values[e] = np.exp(log_weights[k] - shift[r])
         count += 1
-    start = 0
-    while path_nodes[count - 1] > 1:  # the level [start, end) has nodes below the root
+    width = log_leaves.shape[1]
+    depth = tree_depth(log_leaves)
+    start, below = 0, 0
+    for level in range(1, depth + 1):
+        offset = below + level_slots(width, level - 1, depth)
         end = count
         e = start
-        while e < end:
-            v = path_nodes[e]
-            if v % 2 == 0 and e + 1 < end and path_nodes[e + 1] == v + 1:
-                total = path_values[e] + path_values[e + 1]
-                e += 2
-            elif v % 2 == 0:
-                total = path_values[e] + sums[r, v + 1]
-                e += 1
-            else:
-                total = sums[r, v - 1] + path_values[e]
-                e += 1
-            path_nodes[count] = v >> 1
+        while e < end:  # one parent per run of siblings: its eight children, new where the level below changed
+            parent = (path_nodes[e] - below) // FANOUT
+            first = below + FANOUT * parent
+            total = 0.0
+            for child in range(first, first + FANOUT):
+                if e < end and path_nodes[e] == child:
+                    total += path_values[e]
+                    e += 1
+                else:
+                    total += sums[r, child]
+            path_nodes[count] = offset + parent
             path_values[count] = total
             count += 1
-        start = end
+        start, below = end, offset
     return count
 
 
@@ -206,7 +315,7 @@ def log_total_after(log_leaves, sums, shift, r, sites, log_weights, path_nodes, 
     From the scaled sums (``path_after``) when their total stays in range, else
     exactly from the log-weights (O(d)).
     """
-    count = path_after(sums, r, shift[r], sites, log_weights, path_nodes, path_values)
+    count = path_after(log_leaves, sums, shift, r, sites, log_weights, path_nodes, path_values)
     total = path_values[count - 1]
     if SMALLEST <= total <= LARGEST:
         return shift[r] + np.log(total), count
@@ -231,26 +340,32 @@ def commit_path(log_leaves, sums, shift, r, sites, log_weights, path_nodes, path
 
 # -- the Python front end --------------------------------------------------------------------------------------
 class LogSumTree:
-    """``n`` sum-trees over ``d`` leaves: ``log_leaves`` ``(n, size)``, ``sums`` ``(n, 2·size)``, ``shift`` ``(n,)``."""
+    """``n`` sum-trees over ``d`` leaves: ``log_leaves`` ``(n, leaf_slots(d))``, ``sums`` ``(n, node_slots(d))``,
+    ``shift`` ``(n,)``."""
 
     def __init__(self, log_weights: np.ndarray):
         n, d = log_weights.shape
-        self.size = leaf_slots(d)
-        self.depth = self.size.bit_length() - 1
-        self.log_leaves = np.full((n, self.size), -np.inf)
-        self.sums = np.zeros((n, 2 * self.size))
+        self.log_leaves = aligned((n, leaf_slots(d)), -np.inf)
+        self.sums = aligned((n, node_slots(d)), 0.0)
         self.shift = np.zeros(n)
+        self.depth = int(tree_depth(self.log_leaves))
         self.rebuild(log_weights)
 
     @staticmethod
     def estimated_bytes(n: int, d: int) -> int:
-        """Bytes of ``n`` trees over ``d`` leaves: n · (3·size + 1) float64 (size = ``leaf_slots(d)`` < 2d)."""
-        return 8 * n * (3 * leaf_slots(d) + 1)
+        """Bytes of ``n`` trees over ``d`` leaves: n · (leaf slots + node slots + 1) float64 + 2 alignment lines
+        (node slots < 1.3·(d + 8) + 8·log₈ d)."""
+        return 8 * n * (leaf_slots(d) + node_slots(d) + 1) + 4 * 64
 
     @property
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(log_leaves, sums, shift): what compiled kernels take."""
         return self.log_leaves, self.sums, self.shift
+
+    @property
+    def root(self) -> int:
+        """The root's index in a row of ``sums``."""
+        return self.sums.shape[1] - FANOUT
 
     def rebuild(self, log_weights: np.ndarray, rows: np.ndarray | None = None) -> None:
         """Set every leaf of every tree (or of the trees ``rows``) to ``log_weights`` (one row each) and recompute
@@ -282,6 +397,8 @@ class LogSumTree:
                         log_weights.astype(np.float64).ravel())
 
     def sample(self, rng: np.random.Generator, rows: np.ndarray | None = None) -> np.ndarray:
-        """One leaf per tree (or per tree in ``rows``), drawn with probability w_j / Σ w (``sample_row``)."""
+        """One leaf per tree (or per tree in ``rows``), drawn with probability w_j / Σ w (``sample_rows``)."""
         rows = np.arange(self.sums.shape[0]) if rows is None else np.asarray(rows, dtype=np.int64)
-        return sample_rows(self.sums, rows, rng.random((rows.size, self.depth)))
+        drawn = np.empty(rows.size, dtype=np.int64)
+        sample_rows(self.log_leaves, self.sums, rows, rng.random((rows.size, self.depth)), drawn)
+        return drawn

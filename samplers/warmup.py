@@ -1,8 +1,8 @@
 """Compile the samplers' numba kernels once per process, before the first real run needs them.
 
 Every kernel is declared ``@njit(cache=True)``: numba compiles it on first call
-for the argument types it meets and stores the machine code on disk (in
-``__pycache__`` beside the source, or in ``NUMBA_CACHE_DIR``), so later
+for the argument types it meets and stores the machine code on disk (in a
+directory named after a digest of the sources, ``targets.kernel_cache``), so later
 processes load it instead of compiling. ``warm_up()`` calls each kernel with the
 argument types real runs use, by stepping the compiled samplers a few times on
 tiny targets and folding their records into a particle store: after it, no

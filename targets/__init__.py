@@ -9,6 +9,10 @@ without building it.
 
 from __future__ import annotations
 
+from .kernel_cache import use_source_keyed_cache
+
+use_source_keyed_cache()  # before any module below decorates a compiled kernel
+
 from .base import MAX_ENUMERATE_DIM, Target, TargetSize, all_states, flip, state_codes
 from .blackbox import BlackBox, from_log_prob
 from .boltzmann import Boltzmann

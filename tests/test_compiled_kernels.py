@@ -38,7 +38,7 @@ def test_path_after_gives_the_rebuilt_totals_without_writing_and_commit_writes_t
     expected = weights.copy()
     expected[1, sites] = new
     rebuilt = LogSumTree(expected)
-    assert path_nodes[count - 1] == 1
+    assert path_nodes[count - 1] == tree.root
     np.testing.assert_allclose(log_z, rebuilt.log_total[1], rtol=1e-14)
     untouched = LogSumTree(weights).log_total
     commit_path(*tree.arrays, 1, sites, new, path_nodes, path_values, count)
@@ -58,11 +58,13 @@ def test_a_total_out_of_the_scaled_range_is_computed_exactly_and_the_commit_resc
     assert tree.shift[0] == 3000.0
 
 
-def test_a_one_leaf_tree_is_its_own_root():
+def test_a_one_leaf_tree_has_its_leaf_and_the_root_on_its_path():
     tree = LogSumTree(np.array([[0.3]]))
-    path_nodes, path_values = np.empty(1, dtype=np.int64), np.empty(1)
+    capacity = tree.depth + 1
+    path_nodes, path_values = np.empty(capacity, dtype=np.int64), np.empty(capacity)
     log_z, count = log_total_after(*tree.arrays, 0, np.array([0]), np.array([-2.0]), path_nodes, path_values)
-    assert count == 1 and path_nodes[0] == 1 and log_z == pytest.approx(-2.0, rel=1e-15)
+    assert tree.depth == 1 and count == 2 and list(path_nodes[:count]) == [0, tree.root]
+    assert log_z == pytest.approx(-2.0, rel=1e-15)
     assert tree.sample(np.random.default_rng(0))[0] == 0
 
 

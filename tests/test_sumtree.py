@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from scipy import stats
 from scipy.special import logsumexp
 
-from samplers.sumtree import LogSumTree
+from samplers.sumtree import FANOUT, LogSumTree, leaf_slots, node_slots, sample_rows
 
 
 def test_total_is_logsumexp_for_every_size(rng):
-    for d in [1, 2, 3, 7, 8, 33]:
+    for d in [1, 2, 3, 7, 8, 9, 33, 64, 65, 513, 4097]:
         weights = rng.normal(scale=30, size=(4, d))
         tree = LogSumTree(weights)
         np.testing.assert_allclose(tree.log_total, logsumexp(weights, axis=1), rtol=1e-13)
@@ -100,7 +101,7 @@ def test_rows_are_rescaled_when_weights_grow_or_shrink_by_hundreds_of_nats(rng):
         expected[0] = weights[0] + shift
         tree.set_leaves(np.array([0]), np.arange(33), expected[0])
         np.testing.assert_allclose(tree.log_total, logsumexp(expected, axis=1), rtol=1e-13)
-        assert np.isfinite(tree.sums).all() and 1e-250 <= tree.sums[0, 1] <= 1e250
+        assert np.isfinite(tree.sums).all() and 1e-250 <= tree.sums[0, tree.root] <= 1e250
     draws = tree.sample(np.random.default_rng(0), np.zeros(100_000, dtype=np.int64))
     probs = np.exp(expected[0] - logsumexp(expected[0]))
     assert stats.chisquare(np.bincount(draws, minlength=33), probs * draws.size).pvalue > 1e-4
@@ -111,3 +112,45 @@ def test_a_row_of_impossible_leaves_has_total_minus_infinity_until_one_becomes_p
     assert tree.log_total[0] == -np.inf
     tree.set_leaves(np.array([0]), np.array([3]), np.array([-1000.0]))
     assert tree.log_total[0] == -1000.0 and tree.sample(np.random.default_rng(1))[0] == 3
+
+
+@pytest.mark.parametrize("d", [1, 8, 9, 64, 65, 900, 4097])
+def test_every_node_is_the_sum_of_its_eight_children_and_padding_is_zero(rng, d):
+    tree = LogSumTree(rng.normal(scale=3, size=(2, d)))
+    assert tree.sums.shape == (2, node_slots(d)) and tree.log_leaves.shape == (2, leaf_slots(d))
+    assert tree.sums.ctypes.data % 64 == 0 and tree.log_leaves.ctypes.data % 64 == 0
+    below, offset, count = 0, leaf_slots(d), -(-d // FANOUT)
+    for _ in range(tree.depth):
+        level = tree.sums[:, offset:offset + count]
+        children = tree.sums[:, below:below + FANOUT * count].reshape(2, count, FANOUT)
+        in_order = children[..., 0].copy()  # every node adds its children in one order: c = 0, …, 7
+        for c in range(1, FANOUT):
+            in_order += children[..., c]
+        np.testing.assert_array_equal(level, in_order)
+        slots = max(FANOUT, -(-count // FANOUT) * FANOUT) if count > 1 else FANOUT
+        assert np.all(tree.sums[:, offset + count:offset + slots] == 0)
+        below, offset, count = offset, offset + slots, -(-count // FANOUT)
+    assert count == 1 and offset == tree.sums.shape[1] and below == tree.root
+    assert np.all(tree.sums[:, d:leaf_slots(d)] == 0)  # padding leaves weigh nothing
+
+
+def test_sampling_a_deep_tree_matches_the_weights_and_never_draws_a_zero_leaf():
+    rng = np.random.default_rng(2)
+    d = 600  # three levels above the leaves
+    log_weights = rng.normal(scale=1.5, size=d)
+    log_weights[rng.choice(d, size=100, replace=False)] = -np.inf
+    tree = LogSumTree(np.broadcast_to(log_weights, (200_000, d)))
+    draws = tree.sample(rng)
+    counts = np.bincount(draws, minlength=d)
+    keep = np.isfinite(log_weights)
+    assert counts[~keep].sum() == 0
+    probs = np.exp(log_weights[keep] - logsumexp(log_weights[keep]))
+    assert stats.chisquare(counts[keep], probs * draws.size).pvalue > 1e-4
+
+
+def test_a_uniform_at_the_top_of_its_range_draws_the_last_leaf_of_positive_weight():
+    with np.errstate(divide="ignore"):
+        tree = LogSumTree(np.log(np.array([[0.2, 0.5, 0.3, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]])))
+    drawn = np.empty(1, dtype=np.int64)
+    sample_rows(*tree.arrays[:2], np.array([0]), np.full((1, tree.depth), np.nextafter(1.0, 0.0)), drawn)
+    assert drawn[0] == 2
