@@ -69,6 +69,8 @@ arithmetic). Compiled samplers call them per ratio; ``BALANCING`` and
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable
 
 import numpy as np
@@ -268,8 +270,8 @@ class MixtureWeights(CompiledBalancing):
 
     def __init__(self, weights: np.ndarray):
         values = np.array(weights, dtype=np.float64)
-        if values.shape != (len(CODES),) or not np.all(np.isfinite(values)) or not np.all(values >= 0) \
-                or not values.sum() > 0:
+        total = values.sum()  # finite only if every weight is
+        if values.shape != (len(CODES),) or not (math.isfinite(total) and total > 0 and values.min() >= 0):
             raise ValueError(f"a mixture needs {len(CODES)} finite non-negative weights, not all zero")
         super().__init__(MIXTURE, values)
 
@@ -302,14 +304,15 @@ class LearnedBalancing(torch.nn.Module):
     def compiled_from(self, values: np.ndarray) -> CompiledBalancing:
         return BalancingTable(values)
 
-    def set_gradient(self, values: torch.Tensor, grad_values: np.ndarray) -> None:
-        """Set θ.grad to ∂L/∂θ from ∂L/∂v, back-propagated through ``values`` = v(θ) (``compiled_parameters``)."""
-        for parameter in self.parameters():
-            parameter.grad = None
-        values.backward(torch.as_tensor(grad_values))
+    def parameter_gradients(self, values: torch.Tensor, grad_values: np.ndarray) -> list[np.ndarray]:
+        """∂L/∂θ of each parameter (``parameters()`` order) from ∂L/∂v, back-propagated through ``values`` = v(θ)
+        (``compiled_parameters``)."""
+        gradients = torch.autograd.grad(values, list(self.parameters()), torch.as_tensor(grad_values))
+        return [gradient.numpy() for gradient in gradients]
 
-    def describe(self) -> dict[str, float]:
-        """Named scalars worth tracing while learning (LSB1: its weights)."""
+    def describe(self, values: np.ndarray | None = None) -> dict[str, float]:
+        """Named scalars worth tracing while learning (LSB1: its weights), from v(θ) if given (``compiled_parameters``
+        as numbers, cheaper than evaluating it again)."""
         return {}
 
     def graph_floats(self) -> int:
@@ -350,14 +353,14 @@ class MixtureBalancing(LearnedBalancing):
     def compiled_from(self, values):
         return MixtureWeights(values)
 
-    def set_gradient(self, values, grad_values):
+    def parameter_gradients(self, values, grad_values):
         """In closed form: v = w = softmax(θ), so ∂L/∂θ_k = w_k·(∂L/∂w_k − Σ_i w_i ∂L/∂w_i) (no autograd pass,
         which costs more than a whole learning step's arithmetic; the tests check it against autograd)."""
         weights = values.detach().numpy()
-        self.theta.grad = torch.as_tensor(weights * (grad_values - weights @ grad_values))
+        return [weights * (grad_values - weights @ grad_values)]
 
-    def describe(self):
-        weights = self.log_weights().detach().exp().numpy()
+    def describe(self, values=None):
+        weights = self.log_weights().detach().exp().numpy() if values is None else values
         return {f"w_{name}": float(w) for name, w in zip(self.names, weights)}
 
     def graph_floats(self):

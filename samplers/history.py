@@ -29,6 +29,10 @@ class BoundedHistory:
         """Bytes of a history of ``n_columns`` scalars (plus the step): its float64 rows, allocated in full."""
         return 8 * capacity * (n_columns + 1)
 
+    def records(self, step: int) -> bool:
+        """Whether ``append`` at ``step`` keeps a row (a caller can skip computing the values otherwise)."""
+        return step % self._stride == 0 or self._state[1] == self._state[0].shape[0]
+
     def append(self, step: int, values: list[float]) -> None:
         if step % self._stride:
             return

@@ -30,10 +30,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from targets.pairwise import flip_ratio_update
+
 from .balancing import NO_TABLE, add_log_g_gradient, fixed_log_g, log_g_scalar, mixture_log_g, MIXTURE
 from .base import inverse_cdf, log_add
+from .locally_balanced import flip_log_acceptance
 from .mi_objective import PARTIALS, bound_terms
-from .sumtree import log_total_after, log_total_of, sample_rows, set_leaf, tree_depth
+from .sumtree import commit_path, log_total_after, log_total_of, sample_rows, set_leaf, tree_depth
 
 #: The fixed functions a mixture tree keeps, one tree row each per chain.
 COMPONENTS = 4
@@ -44,11 +47,11 @@ _HUGE = 1e250
 
 
 @njit(cache=True)
-def _patched_value(sites, values, c, site):
-    """The patch's new ratio at ``site`` in chain c."""
-    for e in range(sites.shape[1]):
-        if sites[c, e] == site:
-            return values[c, e]
+def _patched_value(sites, values, site):
+    """The patch's new ratio at ``site`` (``sites``, ``values``: one chain's row)."""
+    for e in range(sites.size):
+        if sites[e] == site:
+            return values[e]
     return np.nan
 
 
@@ -149,8 +152,8 @@ def dense_learning_terms(ratios, log_g, probs, log_z, code, values, slopes, prop
                 kept_probe += probs[c, site]
         log_z_proposal = _patched_log_z(log_z[c], kept_proposal, proposal_log_g, log_g, c, marks, 1)
         log_z_probe = _patched_log_z(log_z[c], kept_probe, probe_log_g, log_g, c, marks, 2)
-        reverse_u = _patched_value(proposal_sites, proposal_values, c, j)
-        probe_reverse_u = _patched_value(probe_sites, probe_values, c, k)
+        reverse_u = _patched_value(proposal_sites[c], proposal_values[c], j)
+        probe_reverse_u = _patched_value(probe_sites[c], probe_values[c], k)
         reverse = log_g_scalar(code, reverse_u, values, slopes)
         loss += bound_terms(log_g[c, j], reverse, log_z[c], log_z_proposal, log_g[c, k],
                             log_g_scalar(code, probe_reverse_u, values, slopes), log_z_probe, log_t[c],
@@ -223,58 +226,142 @@ def mixture_tree_proposals(log_leaves, sums, shift, weights, uniforms, proposed)
         for i in range(COMPONENTS):
             component_log_z[i] = log_total_of(sums, shift, COMPONENTS * c + i)
         _mixture_log_z(weights, component_log_z, shares)
-        rows[c] = COMPONENTS * c + inverse_cdf(weights * shares, 1.0, uniforms[c, last])
+        for i in range(COMPONENTS):
+            shares[i] *= weights[i]  # w_i Z_i / Z
+        rows[c] = COMPONENTS * c + inverse_cdf(shares, 1.0, uniforms[c, last])
     sample_rows(log_leaves, sums, rows, uniforms, proposed)
 
 
 @njit(cache=True)
 def _mixture_log_z_after(log_leaves, sums, shift, c, sites, values, weights, component_log_z, shares, patch_log_g,
-                         path_nodes, path_values):
-    """log Z after chain c's patch (``sites``, ``values``: one row), from its four trees; nothing is written."""
+                         path_nodes, path_values, counts):
+    """log Z after chain c's patch (``sites``, ``values``: one row), from its four trees; nothing is written.
+
+    Component i's log g at the patch goes to ``patch_log_g[i]`` and its changed
+    path (``log_total_after``) to ``path_nodes[i]``, ``path_values[i]``, ``counts[i]``.
+    """
     for i in range(COMPONENTS):
         for e in range(sites.size):
-            patch_log_g[e] = fixed_log_g(i, values[e])
-        component_log_z[i], _ = log_total_after(log_leaves, sums, shift, COMPONENTS * c + i, sites, patch_log_g,
-                                                path_nodes, path_values)
+            patch_log_g[i, e] = fixed_log_g(i, values[e])
+        component_log_z[i], counts[i] = log_total_after(log_leaves, sums, shift, COMPONENTS * c + i, sites,
+                                                        patch_log_g[i], path_nodes[i], path_values[i])
     return _mixture_log_z(weights, component_log_z, shares)
+
+
+@njit(cache=True)
+def mixture_scratch(m, depth):
+    """Scratch arrays of ``mixture_chain_terms`` for patches of up to m sites on trees of ``depth`` levels:
+    (patch log g, path nodes, path values, path counts, component log Z, the three normalisers' shares, partials)."""
+    capacity = m * (depth + 1)
+    return (np.empty((COMPONENTS, m)), np.empty((COMPONENTS, capacity), dtype=np.int64),
+            np.empty((COMPONENTS, capacity)), np.empty(COMPONENTS, dtype=np.int64), np.empty(COMPONENTS),
+            np.empty((3, COMPONENTS)), np.empty(len(PARTIALS)))
+
+
+@njit(cache=True)
+def mixture_chain_terms(log_leaves, sums, shift, c, ratios, weights, j, proposal_sites, proposal_values, k,
+                        probe_sites, probe_values, log_t, log_t_probe, log_eta, log_q, grad, patch_log_g,
+                        path_nodes, path_values, counts, component_log_z, shares, partials):
+    """Chain c's learning terms from its mixture trees and the two patches (one row each; module docstring).
+
+    Fills ``log_q[c]``, adds ∂L_c/∂w to ``grad`` and returns (L_c, ∂L_c/∂ log η).
+    The proposal's patch is evaluated last, so its four changed paths stay in
+    the scratch for ``commit_mixture_path``.
+    """
+    for i in range(COMPONENTS):
+        component_log_z[i] = log_total_of(sums, shift, COMPONENTS * c + i)
+    log_z_state = _mixture_log_z(weights, component_log_z, shares[0])
+    log_z_probe = _mixture_log_z_after(log_leaves, sums, shift, c, probe_sites, probe_values, weights,
+                                       component_log_z, shares[1], patch_log_g, path_nodes, path_values, counts)
+    log_z_proposal = _mixture_log_z_after(log_leaves, sums, shift, c, proposal_sites, proposal_values, weights,
+                                          component_log_z, shares[2], patch_log_g, path_nodes, path_values, counts)
+    reverse_u = _patched_value(proposal_sites, proposal_values, j)
+    probe_reverse_u = _patched_value(probe_sites, probe_values, k)
+    forward, reverse = mixture_log_g(ratios[c, j], weights), mixture_log_g(reverse_u, weights)
+    term = bound_terms(forward, reverse, log_z_state, log_z_proposal, mixture_log_g(ratios[c, k], weights),
+                       mixture_log_g(probe_reverse_u, weights), log_z_probe, log_t, log_t_probe, log_eta, partials)
+    log_q[c, 0] = forward - log_z_state
+    log_q[c, 1] = reverse - log_z_proposal
+    _add_pick_gradients(MIXTURE, weights, NO_TABLE, ratios[c, j], reverse_u, ratios[c, k], probe_reverse_u,
+                        partials, grad)
+    for i in range(COMPONENTS):
+        grad[i] += partials[2] * shares[0, i] + partials[3] * shares[2, i] + partials[6] * shares[1, i]
+    return term, partials[7]
 
 
 @njit(cache=True)
 def mixture_tree_learning_terms(log_leaves, sums, shift, ratios, weights, proposed, proposal_sites,
                                 proposal_values, probe, probe_sites, probe_values, log_t, log_t_probe, log_eta, log_q,
                                 grad):
-    """The learning terms of every chain from its mixture trees and the two patches (module docstring)."""
+    """``mixture_chain_terms`` of every chain; returns (Σ_c L_c, Σ_c ∂L_c/∂ log η)."""
     m = max(proposal_sites.shape[1], probe_sites.shape[1])
-    depth = tree_depth(log_leaves)
-    path_nodes, path_values = np.empty(m * (depth + 1), dtype=np.int64), np.empty(m * (depth + 1))
-    patch_log_g, component_log_z = np.empty(m), np.empty(COMPONENTS)
-    state_shares, proposal_shares, probe_shares = np.empty(COMPONENTS), np.empty(COMPONENTS), np.empty(COMPONENTS)
-    partials = np.empty(len(PARTIALS))
+    patch_log_g, path_nodes, path_values, counts, component_log_z, shares, partials = mixture_scratch(
+        m, tree_depth(log_leaves))
     loss, grad_eta = 0.0, 0.0
     for c in range(proposed.size):
-        j, k = proposed[c], probe[c]
-        for i in range(COMPONENTS):
-            component_log_z[i] = log_total_of(sums, shift, COMPONENTS * c + i)
-        log_z_state = _mixture_log_z(weights, component_log_z, state_shares)
-        log_z_proposal = _mixture_log_z_after(log_leaves, sums, shift, c, proposal_sites[c], proposal_values[c],
-                                              weights, component_log_z, proposal_shares, patch_log_g, path_nodes,
-                                              path_values)
-        log_z_probe = _mixture_log_z_after(log_leaves, sums, shift, c, probe_sites[c], probe_values[c], weights,
-                                           component_log_z, probe_shares, patch_log_g, path_nodes, path_values)
-        reverse_u = _patched_value(proposal_sites, proposal_values, c, j)
-        probe_reverse_u = _patched_value(probe_sites, probe_values, c, k)
-        forward, reverse = mixture_log_g(ratios[c, j], weights), mixture_log_g(reverse_u, weights)
-        loss += bound_terms(forward, reverse, log_z_state, log_z_proposal, mixture_log_g(ratios[c, k], weights),
-                            mixture_log_g(probe_reverse_u, weights), log_z_probe, log_t[c], log_t_probe[c],
-                            log_eta, partials)
-        grad_eta += partials[7]
-        log_q[c, 0] = forward - log_z_state
-        log_q[c, 1] = reverse - log_z_proposal
-        _add_pick_gradients(MIXTURE, weights, NO_TABLE, ratios[c, j], reverse_u, ratios[c, k], probe_reverse_u,
-                            partials, grad)
-        for i in range(COMPONENTS):
-            grad[i] += partials[2] * state_shares[i] + partials[3] * proposal_shares[i] + partials[6] * probe_shares[i]
+        term, term_eta = mixture_chain_terms(log_leaves, sums, shift, c, ratios, weights, proposed[c],
+                                             proposal_sites[c], proposal_values[c], probe[c], probe_sites[c],
+                                             probe_values[c], log_t[c], log_t_probe[c], log_eta, log_q, grad,
+                                             patch_log_g, path_nodes, path_values, counts, component_log_z, shares,
+                                             partials)
+        loss += term
+        grad_eta += term_eta
     return loss, grad_eta
+
+
+@njit(cache=True)
+def commit_mixture_path(log_leaves, sums, shift, c, sites, patch_log_g, path_nodes, path_values, counts):
+    """Write chain c's accepted patch into its four trees from the paths ``mixture_chain_terms`` left."""
+    for i in range(COMPONENTS):
+        commit_path(log_leaves, sums, shift, COMPONENTS * c + i, sites, patch_log_g[i], path_nodes[i],
+                    path_values[i], counts[i])
+
+
+@njit(cache=True)
+def mixture_tree_pairwise_learning_moves(states, log_p, delta, log_leaves, sums, shift, weights, uniforms, probe,
+                                         accept_uniforms, nbr, w, degree, beta, log_eta, proposed, accepted,
+                                         proposed_log_prob, old_bits, log_q, grad):
+    """A whole LSB1 learning move (Algorithm 1, with Q₁ the chains' states) of every chain on a sparse pairwise
+    model, in one compiled call.
+
+    x' ~ Q_θ₀(·|x) from the mixture trees (``mixture_tree_proposals`` with
+    ``uniforms``); per chain c the flip ratios that change at x' and at the
+    probe x* (``flip_ratio_update``), ``mixture_chain_terms``, and the MH test of
+    x' (log ``accept_uniforms[c]`` < log α) with θ₀, an accepted move writing its
+    four tree paths, ratios, bit and log p̃. Fills ``proposed`` and the move's
+    outputs; returns (Σ_c L_c, Σ_c ∂L_c/∂ log η, the evaluations Σ_c 2 + deg(j_c) + deg(k_c)).
+    """
+    n = states.shape[0]
+    m = 1 + nbr.shape[1]
+    mixture_tree_proposals(log_leaves, sums, shift, weights, uniforms, proposed)
+    patch_log_g, path_nodes, path_values, counts, component_log_z, shares, partials = mixture_scratch(
+        m, tree_depth(log_leaves))
+    proposal_sites, proposal_values = np.empty(m, dtype=np.int64), np.empty(m)
+    probe_sites, probe_values = np.empty(m, dtype=np.int64), np.empty(m)
+    loss, grad_eta, evaluations = 0.0, 0.0, 0
+    for c in range(n):
+        j, k = proposed[c], probe[c]
+        flip_ratio_update(states, delta, c, j, nbr, w, beta, proposal_sites, proposal_values)
+        flip_ratio_update(states, delta, c, k, nbr, w, beta, probe_sites, probe_values)
+        evaluations += 2 + degree[j] + degree[k]
+        log_t = delta[c, j]
+        term, term_eta = mixture_chain_terms(log_leaves, sums, shift, c, delta, weights, j, proposal_sites,
+                                             proposal_values, k, probe_sites, probe_values, log_t, delta[c, k],
+                                             log_eta, log_q, grad, patch_log_g, path_nodes, path_values, counts,
+                                             component_log_z, shares, partials)
+        loss += term
+        grad_eta += term_eta
+        old_bits[c] = states[c, j]
+        proposed_log_prob[c] = log_p[c] + log_t
+        accepted[c] = np.log(accept_uniforms[c]) < flip_log_acceptance(log_t, log_q[c, 0], log_q[c, 1])
+        if accepted[c]:
+            commit_mixture_path(log_leaves, sums, shift, c, proposal_sites, patch_log_g, path_nodes, path_values,
+                                counts)
+            for e in range(m):
+                delta[c, proposal_sites[e]] = proposal_values[e]
+            states[c, j] ^= 1
+            log_p[c] += log_t
+    return loss, grad_eta, evaluations
 
 
 @njit(cache=True)

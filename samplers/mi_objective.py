@@ -66,12 +66,14 @@ plain autograd of Eq. 5.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
-import torch
 from numba import njit
 
 from .balancing import KNOTS, LearnedBalancing
 from .history import BoundedHistory
+from .optimizers import OPTIMIZERS, Adam, Sgd
 
 #: The order of ``bound_terms``'s partial derivatives.
 PARTIALS = ("forward", "reverse", "log_z_state", "log_z_proposal", "probe_forward", "probe_reverse", "log_z_probe",
@@ -121,19 +123,22 @@ def bound_terms(forward, reverse, log_z_state, log_z_proposal, probe_forward, pr
 
 
 class BalancingLearner:
-    """Holds g_θ and η, takes one optimiser step per ``update`` and recompiles g_θ (``kernel``)."""
+    """Holds g_θ and η, takes one optimiser step per ``update`` and recompiles g_θ (``kernel``).
+
+    The steps are ``samplers.optimizers``' (torch.optim's updates, on numpy views
+    of θ and log η): torch only back-propagates ∂L̂/∂v into θ, and only where
+    v(θ) is a network (LSB1's gradient is in closed form).
+    """
 
     def __init__(self, function: LearnedBalancing, optimizer: str = "sgd", learning_rate: float = 1e-2,
                  momentum: float = 0.9):
-        self.function = function
-        self.log_eta = torch.zeros((), dtype=torch.float64, requires_grad=True)
-        parameters = [*function.parameters(), self.log_eta]
-        if optimizer == "sgd":
-            self.optimizer = torch.optim.SGD(parameters, lr=learning_rate, momentum=momentum)
-        elif optimizer == "adam":
-            self.optimizer = torch.optim.Adam(parameters, lr=learning_rate)
-        else:
+        if optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be 'sgd' or 'adam'; got {optimizer!r}")
+        self.function = function
+        self.log_eta = np.zeros(())
+        self._parameters = [*(parameter.detach().numpy() for parameter in function.parameters()), self.log_eta]
+        self.optimizer = (Sgd(self._parameters, learning_rate, momentum) if optimizer == "sgd"
+                          else Adam(self._parameters, learning_rate))
         self.refresh()
         self.updates = 0
         self.skipped = 0
@@ -154,7 +159,7 @@ class BalancingLearner:
 
     @property
     def eta(self) -> float:
-        return float(self.log_eta.detach().exp())
+        return math.exp(self.log_eta.item())
 
     def refresh(self) -> None:
         """Evaluate v(θ) (kept, with its graph, for the next gradient) and recompile g_θ from it."""
@@ -169,11 +174,9 @@ class BalancingLearner:
         (both counted in ``skipped``): the chain keeps its last valid g rather
         than stopping.
         """
-        if np.isfinite(value) and np.isfinite(grad_log_eta) and np.all(np.isfinite(grad_values)):
-            saved = [p.detach().clone() for group in self.optimizer.param_groups for p in group["params"]]
-            self.function.set_gradient(self._values, grad_values)
-            self.log_eta.grad = torch.tensor(grad_log_eta, dtype=torch.float64)
-            self.optimizer.step()
+        if math.isfinite(value) and math.isfinite(grad_log_eta) and np.isfinite(grad_values).all():
+            saved = [parameter.copy() for parameter in self._parameters]
+            self.optimizer.step([*self.function.parameter_gradients(self._values, grad_values), grad_log_eta])
             try:
                 self.refresh()
             except ValueError:
@@ -181,14 +184,13 @@ class BalancingLearner:
         else:
             self.skipped += 1
         self.updates += 1
-        self.history.append(step, [value, self.eta, *self.function.describe().values()])
+        if self.history.records(step):
+            self.history.append(step, [value, self.eta, *self.function.describe(self.kernel.values).values()])
         return value
 
-    def _restore(self, saved: list[torch.Tensor]) -> None:
-        with torch.no_grad():
-            parameters = [p for group in self.optimizer.param_groups for p in group["params"]]
-            for parameter, value in zip(parameters, saved):
-                parameter.copy_(value)
-        self.optimizer.state.clear()
+    def _restore(self, saved: list[np.ndarray]) -> None:
+        for parameter, value in zip(self._parameters, saved):
+            parameter[...] = value
+        self.optimizer.reset()
         self.refresh()
         self.skipped += 1

@@ -43,7 +43,7 @@ from .base import metropolis_accept, taylor_flip_log_ratios
 from .locally_balanced import GibbsWithGradients, LocallyBalanced, flip_log_acceptance
 from .lsb_learning import (
     COMPONENTS, commit_mixture_flips, dense_learning_terms, dense_proposals, mixture_component_log_g,
-    mixture_tree_learning_terms, mixture_tree_proposals,
+    mixture_tree_learning_terms, mixture_tree_pairwise_learning_moves, mixture_tree_proposals,
 )
 from .mi_objective import BalancingLearner
 from .sumtree import LogSumTree
@@ -184,10 +184,13 @@ class _SelfBalancing(Adaptive, param.Parameterized):
 
     # -- Algorithm 1 / 2 ---------------------------------------------------------------------------------
     def _learning_step(self):
+        return self._learning_move(self.rng.random(self.states.shape[0]) < self.uniform_mixture)
+
+    def _learning_move(self, explore: np.ndarray):
+        """A learning move whose chains ``explore`` draw x uniformly (Q₁'s uniform part) and stay put."""
         n, d = self.states.shape
         rows = np.arange(n)
         x, log_p, ratios = self.states, self.log_p, self._current_ratios()
-        explore = self.rng.random(n) < self.uniform_mixture
         if explore.any():
             x, log_p, ratios = x.copy(), log_p.copy(), ratios.copy()
             x[explore] = self.rng.integers(0, 2, size=(int(explore.sum()), d), dtype=np.uint8)
@@ -260,6 +263,27 @@ class LocalSelfBalancing(_SelfBalancing, LocallyBalanced):
         self._delta[rows[:, None], sites[rows]] = values[rows]
         if self._components is not None:
             commit_mixture_flips(*self._components.arrays, rows, sites, values)
+
+    def _learning_move(self, explore):
+        """On a sparse pairwise model with the mixture trees, and no chain drawing a uniform x, one compiled call
+        (``mixture_tree_pairwise_learning_moves``) that draws its random numbers in the order the generic move does."""
+        tables = self.target.flip_tables
+        if self._components is None or tables is None or explore.any():
+            return super()._learning_move(explore)
+        n, d = self.states.shape
+        uniforms = self.rng.random((n, self._components.depth + 1))
+        probe = self.rng.integers(0, d, size=n)
+        accept_uniforms = self.rng.random(n)
+        proposed, accepted = np.empty(n, dtype=np.int64), np.empty(n, dtype=bool)
+        proposed_log_prob, old_bits = np.empty(n), np.empty(n, dtype=np.uint8)
+        log_q, grad = np.empty((n, 2)), np.zeros(COMPONENTS)
+        loss, grad_eta, evaluations = mixture_tree_pairwise_learning_moves(
+            self.states, self.log_p, self._delta, *self._components.arrays, self.learner.kernel.values, uniforms,
+            probe, accept_uniforms, *tables, self.learner.log_eta.item(), proposed, accepted, proposed_log_prob,
+            old_bits, log_q, grad)
+        self.target.count_evaluations(evaluations)
+        self.last_loss = self.learner.update(loss / n, grad / n, grad_eta / n, self.n_steps)
+        return self._single_flip_record(proposed, old_bits, accepted, proposed_log_prob)
 
     def _propose(self, ratios, explore):
         if self._components is None:

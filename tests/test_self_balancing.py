@@ -26,6 +26,7 @@ from samplers.exact import stationary_distribution, transition_matrix
 from samplers.lsb_learning import (
     dense_learning_terms, dense_proposals, mixture_component_log_g, mixture_tree_learning_terms,
 )
+from samplers.optimizers import OPTIMIZERS
 from samplers.sumtree import LogSumTree
 from targets.base import flip
 
@@ -239,8 +240,7 @@ def _compiled_objective(way, function, log_eta, target, x, j, k, full_patch=Fals
         trees = LogSumTree(mixture_component_log_g(ratios))
         loss, grad_eta = mixture_tree_learning_terms(*trees.arrays, ratios, kernel.values, j, *patches[0], k,
                                                      *patches[1], log_t, log_t_probe, float(log_eta), log_q, grad)
-    function.set_gradient(function.compiled_parameters(), grad / n)
-    return loss / n, [p.grad.numpy().copy() for p in function.parameters()], grad_eta / n, log_q
+    return loss / n, function.parameter_gradients(function.compiled_parameters(), grad / n), grad_eta / n, log_q
 
 
 OBJECTIVE_CASES = [("dense", p, full) for p in LEARNED for full in (False, True)] + [("trees", "lsb1", False)]
@@ -448,3 +448,55 @@ def test_non_finite_updates_are_skipped_or_undone_and_counted(monkeypatch):
     assert np.all(np.isfinite(learner.kernel.values))
     samplers.run(sampler, 60)
     np.testing.assert_allclose(sampler.log_p, target.log_prob(sampler.states), atol=1e-9)
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_the_learners_optimisers_take_torch_optims_steps(name):
+    """``samplers.optimizers`` is torch.optim's SGD (momentum 0.9) and Adam, step for step, on two arrays."""
+    rng = np.random.default_rng(3)
+    start = [rng.normal(size=(3, 2)), rng.normal(size=())]
+    ours = [array.copy() for array in start]
+    theirs = [torch.tensor(array, requires_grad=True) for array in start]
+    optimiser = OPTIMIZERS[name](ours, 0.05)
+    reference = (torch.optim.SGD(theirs, lr=0.05, momentum=0.9) if name == "sgd"
+                 else torch.optim.Adam(theirs, lr=0.05))
+    for step in range(40):
+        gradients = [rng.normal(size=array.shape) * 10.0 ** rng.integers(-4, 2) for array in start]
+        if step == 25:  # what a learner does after a step it undid
+            optimiser.reset()
+            reference.state.clear()
+        optimiser.step(gradients)
+        for tensor, gradient in zip(theirs, gradients):
+            tensor.grad = torch.as_tensor(gradient)
+        reference.step()
+        for array, tensor in zip(ours, theirs):
+            np.testing.assert_allclose(array, tensor.detach().numpy(), rtol=1e-13, atol=1e-15)
+
+
+def test_lsb1_learning_moves_on_a_pairwise_model_match_the_generic_move(monkeypatch):
+    """The one-call learning move of a sparse pairwise model (``mixture_tree_pairwise_learning_moves``) draws the
+    same random numbers and computes the same move, terms and update as the generic move."""
+    target = targets.make("ising_segmentation", size=7, lam=1.0, mu=1.0, sigma=2.0, seed=3)
+
+    def learn(steps=40):
+        sampler = samplers.make("lsb", target, n_chains=5, seed=11, parametrization="lsb1", keep_adapting=True,
+                                learning_rate=0.5)
+        records = [sampler.step() for _ in range(steps)]
+        return sampler, records
+
+    fused, fused_records = learn()
+    evaluations = fused.n_evals
+    monkeypatch.setattr(type(target), "flip_tables", property(lambda self: None))
+    generic, generic_records = learn()
+    assert generic._components is not None and fused.learner.updates == generic.learner.updates == 40
+    for ours, theirs in zip(fused_records, generic_records):
+        np.testing.assert_array_equal(ours.accepted, theirs.accepted)
+        np.testing.assert_array_equal(ours.proposed_sites, theirs.proposed_sites)
+        np.testing.assert_allclose(ours.proposed_log_prob, theirs.proposed_log_prob, rtol=1e-12)
+    np.testing.assert_array_equal(fused.states, generic.states)
+    np.testing.assert_allclose(fused._delta, generic._delta, atol=1e-12)
+    np.testing.assert_allclose(fused.learner.function.theta.detach().numpy(),
+                               generic.learner.function.theta.detach().numpy(), rtol=1e-10)
+    np.testing.assert_allclose(fused._components.log_total, generic._components.log_total, rtol=1e-12)
+    assert evaluations == generic.n_evals
+    assert 0 < np.mean([record.accepted.mean() for record in fused_records]) < 1

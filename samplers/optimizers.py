@@ -1,0 +1,73 @@
+"""The optimisers of LSB's learner: SGD with momentum and Adam, step for step as torch.optim defines them, on numpy.
+
+The learner's parameters are few (LSB1: four logits and log η; LSB2: a few dozen
+floats) and its gradient comes from compiled kernels (for a network, through one
+autograd pass into θ). A ``torch.optim`` step spends ~40 µs in Python and tensor
+dispatch on them, more than the arithmetic of a whole LSB1 learning move on 30
+chains, so the learner takes its steps here, on numpy views of its parameters
+(writing a view updates the torch parameter it shares memory with).
+
+* ``Sgd``: torch.optim.SGD with momentum μ, no dampening, no Nesterov, no weight
+  decay: b ← μ·b + g (b = g at the first step), p ← p − lr·b.
+* ``Adam``: torch.optim.Adam without AMSGrad or weight decay: m ← m + (1 − β₁)(g − m),
+  v ← β₂·v + (1 − β₂)·g², p ← p − lr/(1 − β₁ᵗ) · m / (√v / √(1 − β₂ᵗ) + ε).
+
+``tests/test_self_balancing.py`` checks both against torch.optim, step by step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Sgd:
+    """SGD with momentum over the arrays ``parameters`` (updated in place)."""
+
+    def __init__(self, parameters: list[np.ndarray], learning_rate: float, momentum: float = 0.9):
+        self.parameters = parameters
+        self.learning_rate, self.momentum = learning_rate, momentum
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the momentum (the next step starts afresh)."""
+        self._buffers: list[np.ndarray] | None = None
+
+    def step(self, gradients: list[np.ndarray]) -> None:
+        if self._buffers is None:
+            self._buffers = [np.array(gradient, dtype=np.float64) for gradient in gradients]
+        else:
+            for buffer, gradient in zip(self._buffers, gradients):
+                buffer *= self.momentum
+                buffer += gradient
+        for parameter, buffer in zip(self.parameters, self._buffers):
+            parameter -= self.learning_rate * buffer
+
+
+class Adam:
+    """Adam over the arrays ``parameters`` (updated in place)."""
+
+    def __init__(self, parameters: list[np.ndarray], learning_rate: float, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8):
+        self.parameters = parameters
+        self.learning_rate, self.betas, self.eps = learning_rate, betas, eps
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget both moments and the step count."""
+        self._steps = 0
+        self._first = [np.zeros_like(parameter) for parameter in self.parameters]
+        self._second = [np.zeros_like(parameter) for parameter in self.parameters]
+
+    def step(self, gradients: list[np.ndarray]) -> None:
+        beta1, beta2 = self.betas
+        self._steps += 1
+        step_size = self.learning_rate / (1.0 - beta1**self._steps)
+        root_correction = (1.0 - beta2**self._steps) ** 0.5
+        for parameter, gradient, first, second in zip(self.parameters, gradients, self._first, self._second):
+            first += (1.0 - beta1) * (gradient - first)
+            second *= beta2
+            second += (1.0 - beta2) * (gradient * gradient)
+            parameter -= step_size * (first / (np.sqrt(second) / root_correction + self.eps))
+
+
+OPTIMIZERS = {"sgd": Sgd, "adam": Adam}
