@@ -77,11 +77,22 @@ def _remove_stale(base: Path, keep: Path) -> None:
 
 
 def use_source_keyed_cache() -> Path:
-    """Point numba's kernel cache at the directory of this version of the sources (made if missing) and return it."""
-    base = cache_base()
-    directory = base / source_digest(project_root())
+    """Point numba's kernel cache at the directory of this version of the sources (made if missing) and return it.
+
+    Set as ``NUMBA_CACHE_DIR`` too: numba re-reads its configuration from the
+    environment when that changes, and worker processes inherit it (a directory
+    already named after this digest is used as it is).
+    """
+    digest = source_digest(project_root())
+    configured = Path(os.environ.get("NUMBA_CACHE_DIR", ""))
+    if configured.name == digest:
+        directory = configured
+    else:
+        base = cache_base()
+        directory = base / digest
+        directory.mkdir(parents=True, exist_ok=True)
+        _remove_stale(base, directory)
     directory.mkdir(parents=True, exist_ok=True)
     os.utime(directory)
-    _remove_stale(base, directory)
-    numba.config.CACHE_DIR = str(directory)
+    os.environ["NUMBA_CACHE_DIR"] = numba.config.CACHE_DIR = str(directory)
     return directory

@@ -32,8 +32,8 @@ def test_the_digest_changes_with_any_source_of_any_kernel_package_and_with_nothi
 
 
 def test_the_cache_directory_is_this_versions_and_other_versions_unused_for_a_day_are_removed(tmp_path, monkeypatch):
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(numba.config, "CACHE_DIR", numba.config.CACHE_DIR)  # restored after the test
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))  # both restored after the test
+    monkeypatch.setattr(numba.config, "CACHE_DIR", numba.config.CACHE_DIR)
     stale, recent = tmp_path / "0000000000000000", tmp_path / "1111111111111111"
     stale.mkdir()
     recent.mkdir()
@@ -41,10 +41,13 @@ def test_the_cache_directory_is_this_versions_and_other_versions_unused_for_a_da
     os.utime(stale, (old, old))
     directory = kernel_cache.use_source_keyed_cache()
     assert directory == tmp_path / kernel_cache.source_digest(kernel_cache.project_root())
-    assert directory.is_dir() and numba.config.CACHE_DIR == str(directory)
+    assert directory.is_dir() and numba.config.CACHE_DIR == os.environ["NUMBA_CACHE_DIR"] == str(directory)
     assert not stale.exists() and recent.exists()
+    assert kernel_cache.use_source_keyed_cache() == directory  # what a worker that inherits the variable does
+    assert not (directory / directory.name).exists()
 
 
 def test_the_running_kernels_are_cached_under_the_digest_of_the_sources_they_were_built_from():
-    base = kernel_cache.cache_base()
-    assert Path(numba.config.CACHE_DIR) == base / kernel_cache.source_digest(kernel_cache.project_root())
+    directory = Path(numba.config.CACHE_DIR)
+    assert directory.name == kernel_cache.source_digest(kernel_cache.project_root())
+    assert os.environ["NUMBA_CACHE_DIR"] == str(directory)  # kept when numba re-reads its environment
