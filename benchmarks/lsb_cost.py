@@ -10,8 +10,8 @@ Measured in this one run (best of several repeats, shared machine):
 
 Where the learning step's time goes is printed for LSB2: the compiled part
 (proposals, ratios at x, x', x*, the objective and its gradient in the knots)
-and the torch part (back-propagation through the network, the optimiser step,
-re-tabulating g_θ).
+and the learner's update (torch's back-propagation through the network, the
+optimiser step, re-tabulating g_θ).
 
 Run:  python -m benchmarks lsb_cost
 """
@@ -83,7 +83,7 @@ def learning_breakdown(target, n_chains: int, steps: int = 200) -> None:
     for _ in range(steps):
         sampler.step(record=False)
     total = time.perf_counter() - start
-    print(f"\nLSB2 learning step, {1e3 * total / steps:.2f} ms: torch back-propagation + optimiser + re-tabulation "
+    print(f"\nLSB2 learning step, {1e3 * total / steps:.2f} ms: back-propagation (torch) + optimiser + re-tabulation "
           f"{1e3 * spent['update'] / steps:.2f} ms, proposals, evaluations and the objective (compiled) "
           f"{1e3 * (total - spent['update']) / steps:.2f} ms")
 
