@@ -31,7 +31,7 @@ class BoundedHistory:
 
     def records(self, step: int) -> bool:
         """Whether ``append`` at ``step`` keeps a row (a caller can skip computing the values otherwise)."""
-        return step % self._stride == 0 or self._state[1] == self._state[0].shape[0]
+        return step % self._stride == 0
 
     def append(self, step: int, values: list[float]) -> None:
         if step % self._stride:

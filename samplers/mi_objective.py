@@ -136,9 +136,7 @@ class BalancingLearner:
             raise ValueError(f"optimizer must be 'sgd' or 'adam'; got {optimizer!r}")
         self.function = function
         self.log_eta = np.zeros(())
-        self._parameters = [*(parameter.detach().numpy() for parameter in function.parameters()), self.log_eta]
-        self.optimizer = (Sgd(self._parameters, learning_rate, momentum) if optimizer == "sgd"
-                          else Adam(self._parameters, learning_rate))
+        self.optimizer = Sgd(learning_rate, momentum) if optimizer == "sgd" else Adam(learning_rate)
         self.refresh()
         self.updates = 0
         self.skipped = 0
@@ -175,8 +173,10 @@ class BalancingLearner:
         than stopping.
         """
         if math.isfinite(value) and math.isfinite(grad_log_eta) and np.isfinite(grad_values).all():
-            saved = [parameter.copy() for parameter in self._parameters]
-            self.optimizer.step([*self.function.parameter_gradients(self._values, grad_values), grad_log_eta])
+            parameters = self._parameters()
+            saved = [parameter.copy() for parameter in parameters]
+            self.optimizer.step(parameters,
+                                [*self.function.parameter_gradients(self._values, grad_values), grad_log_eta])
             try:
                 self.refresh()
             except ValueError:
@@ -188,8 +188,12 @@ class BalancingLearner:
             self.history.append(step, [value, self.eta, *self.function.describe(self.kernel.values).values()])
         return value
 
+    def _parameters(self) -> list[np.ndarray]:
+        """θ (numpy views sharing the torch parameters' memory, taken afresh) and log η."""
+        return [*(parameter.detach().numpy() for parameter in self.function.parameters()), self.log_eta]
+
     def _restore(self, saved: list[np.ndarray]) -> None:
-        for parameter, value in zip(self._parameters, saved):
+        for parameter, value in zip(self._parameters(), saved):
             parameter[...] = value
         self.optimizer.reset()
         self.refresh()

@@ -1,4 +1,4 @@
-"""The optimisers of LSB's learner: SGD with momentum and Adam, step for step as torch.optim defines them, on numpy.
+"""The optimisers of LSB's learner: SGD with momentum and Adam, as torch.optim defines them, on numpy arrays.
 
 The learner's parameters are few (LSB1: four logits and log η; LSB2: a few dozen
 floats) and its gradient comes from compiled kernels (for a network, through one
@@ -12,7 +12,10 @@ chains, so the learner takes its steps here, on numpy views of its parameters
 * ``Adam``: torch.optim.Adam without AMSGrad or weight decay: m ← m + (1 − β₁)(g − m),
   v ← β₂·v + (1 − β₂)·g², p ← p − lr/(1 − β₁ᵗ) · m / (√v / √(1 − β₂ᵗ) + ε).
 
-``tests/test_self_balancing.py`` checks both against torch.optim, step by step.
+Both follow torch's formulas term for term; the results agree with torch.optim's
+to rounding (``tests/test_self_balancing.py`` checks them step by step). An
+optimiser keeps its moments, not the parameters: ``step`` is given the arrays
+to update each time, in the same order.
 """
 
 from __future__ import annotations
@@ -21,10 +24,9 @@ import numpy as np
 
 
 class Sgd:
-    """SGD with momentum over the arrays ``parameters`` (updated in place)."""
+    """SGD with momentum."""
 
-    def __init__(self, parameters: list[np.ndarray], learning_rate: float, momentum: float = 0.9):
-        self.parameters = parameters
+    def __init__(self, learning_rate: float, momentum: float = 0.9):
         self.learning_rate, self.momentum = learning_rate, momentum
         self.reset()
 
@@ -32,38 +34,39 @@ class Sgd:
         """Forget the momentum (the next step starts afresh)."""
         self._buffers: list[np.ndarray] | None = None
 
-    def step(self, gradients: list[np.ndarray]) -> None:
+    def step(self, parameters: list[np.ndarray], gradients: list[np.ndarray]) -> None:
+        """Update ``parameters`` in place given their ``gradients``."""
         if self._buffers is None:
             self._buffers = [np.array(gradient, dtype=np.float64) for gradient in gradients]
         else:
             for buffer, gradient in zip(self._buffers, gradients):
                 buffer *= self.momentum
                 buffer += gradient
-        for parameter, buffer in zip(self.parameters, self._buffers):
+        for parameter, buffer in zip(parameters, self._buffers):
             parameter -= self.learning_rate * buffer
 
 
 class Adam:
-    """Adam over the arrays ``parameters`` (updated in place)."""
+    """Adam."""
 
-    def __init__(self, parameters: list[np.ndarray], learning_rate: float, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8):
-        self.parameters = parameters
+    def __init__(self, learning_rate: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
         self.learning_rate, self.betas, self.eps = learning_rate, betas, eps
         self.reset()
 
     def reset(self) -> None:
         """Forget both moments and the step count."""
         self._steps = 0
-        self._first = [np.zeros_like(parameter) for parameter in self.parameters]
-        self._second = [np.zeros_like(parameter) for parameter in self.parameters]
+        self._moments: list[tuple[np.ndarray, np.ndarray]] | None = None
 
-    def step(self, gradients: list[np.ndarray]) -> None:
+    def step(self, parameters: list[np.ndarray], gradients: list[np.ndarray]) -> None:
+        """Update ``parameters`` in place given their ``gradients``."""
         beta1, beta2 = self.betas
+        if self._moments is None:
+            self._moments = [(np.zeros(np.shape(p)), np.zeros(np.shape(p))) for p in parameters]
         self._steps += 1
         step_size = self.learning_rate / (1.0 - beta1**self._steps)
         root_correction = (1.0 - beta2**self._steps) ** 0.5
-        for parameter, gradient, first, second in zip(self.parameters, gradients, self._first, self._second):
+        for parameter, gradient, (first, second) in zip(parameters, gradients, self._moments):
             first += (1.0 - beta1) * (gradient - first)
             second *= beta2
             second += (1.0 - beta2) * (gradient * gradient)

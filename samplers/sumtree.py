@@ -10,9 +10,10 @@ the root being the first of the row's last eight entries, so log Σ_j w_j = s_r 
 eight children are one 64-byte cache line. Changing m leaves costs O(m log d)
 additions (one exp per leaf), sampling j ∝ w_j costs O(log d) comparisons —
 independent of d up to the logarithm, which is what keeps a locally balanced
-step O(1) on a sparse model — and a path from a leaf to the root touches
-⌈log₈ d⌉ + 1 cache lines (a binary tree touches log₂ d), which is what keeps
-a step on a large model from waiting on memory. Nodes are always recomputed
+step O(1) on a sparse model — and a path from a leaf to the root touches L + 1
+cache lines, L = max(1, ⌈log₈ d⌉) levels above the leaves (a binary tree
+touches log₂ d), which is what keeps a step on a large model from waiting on
+memory. Nodes are always recomputed
 from their children, adding them in one order (c = 0, …, 7), never adjusted by
 differences: totals do not drift however long a chain runs, every sum adds
 non-negative numbers (no cancellation), and sampling, which adds the same
@@ -209,9 +210,11 @@ def _child_drawn(sums, r, first, target):
 
     That child is the number of running totals at or below ``target``. A child
     of weight 0 is never drawn: if rounding put ``target`` at or above the
-    node's total, the last child of positive weight is. Written without
-    branches on the weights, so that a tree whose line is still on its way
-    from memory does not stall the trees descending beside it.
+    node's total, the last child of positive weight is (child 0 if all weigh
+    0: a tree of total weight 0 draws leaf 0, whose move a sampler then finds
+    impossible). Written without branches on the weights, so that a tree whose
+    line is still on its way from memory does not stall the trees descending
+    beside it.
     """
     running, below, last_positive = 0.0, 0, 0
     for c in range(FANOUT):
@@ -228,8 +231,9 @@ def sample_rows(log_leaves, sums, rows, uniforms, drawn):
 
     From the root down, at each level the child c is drawn with probability
     (its total) / (the node's total): the first c whose running total exceeds
-    u·(node's total), u = ``uniforms[e, level]`` (level 0 at the root) uniform
-    on [0, 1). The trees descend together, level by level, so that their
+    u·(node's total), u uniform on [0, 1) — ``uniforms[e, 0]`` for the root's
+    children, ``uniforms[e, L − 1]`` for the leaves (levels are numbered from
+    the leaves, 0, up to the root, L). The trees descend together, level by level, so that their
     memory reads overlap instead of waiting for each other.
     """
     width = log_leaves.shape[1]
@@ -353,9 +357,9 @@ class LogSumTree:
 
     @staticmethod
     def estimated_bytes(n: int, d: int) -> int:
-        """Bytes of ``n`` trees over ``d`` leaves: n · (leaf slots + node slots + 1) float64 + 2 alignment lines
-        (node slots < 1.3·(d + 8) + 8·log₈ d)."""
-        return 8 * n * (leaf_slots(d) + node_slots(d) + 1) + 4 * 64
+        """Bytes of ``n`` trees over ``d`` leaves: n · (leaf slots + node slots + 1) float64, and one cache line for
+        each of the two aligned arrays (node slots < 8d/7 + 8(L + 1), L the levels above the leaves)."""
+        return 8 * n * (leaf_slots(d) + node_slots(d) + 1) + 2 * 64
 
     @property
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -31,20 +31,23 @@ def test_the_digest_changes_with_any_source_of_any_kernel_package_and_with_nothi
     assert kernel_cache.source_digest(tmp_path) not in (first, second)
 
 
-def test_the_cache_directory_is_this_versions_and_other_versions_unused_for_a_day_are_removed(tmp_path, monkeypatch):
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))  # both restored after the test
-    monkeypatch.setattr(numba.config, "CACHE_DIR", numba.config.CACHE_DIR)
-    stale, recent = tmp_path / "0000000000000000", tmp_path / "1111111111111111"
-    stale.mkdir()
-    recent.mkdir()
+def test_the_cache_directory_is_this_versions_and_only_our_old_versions_are_removed(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))  # a user's numba cache, shared with other projects
+    monkeypatch.setattr(numba.config, "CACHE_DIR", numba.config.CACHE_DIR)  # both restored after the test
+    ours = tmp_path / kernel_cache.FOLDER
+    stale, recent = ours / "0000000000000000", ours / "1111111111111111"
+    others = [tmp_path / "otherpackage_0123456789abcdef", ours / "notes"]
     old = time.time() - kernel_cache.STALE_SECONDS - 60
-    os.utime(stale, (old, old))
+    for directory in [stale, recent, *others]:
+        directory.mkdir(parents=True)
+        os.utime(directory, (old, old) if directory != recent else None)
     directory = kernel_cache.use_source_keyed_cache()
-    assert directory == tmp_path / kernel_cache.source_digest(kernel_cache.project_root())
+    assert directory == ours / kernel_cache.source_digest(kernel_cache.project_root())
     assert directory.is_dir() and numba.config.CACHE_DIR == os.environ["NUMBA_CACHE_DIR"] == str(directory)
-    assert not stale.exists() and recent.exists()
+    assert not stale.exists() and recent.exists() and all(other.exists() for other in others)
     assert kernel_cache.use_source_keyed_cache() == directory  # what a worker that inherits the variable does
-    assert not (directory / directory.name).exists()
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(ours / "2222222222222222"))  # a parent on other sources
+    assert kernel_cache.use_source_keyed_cache() == directory  # the same folder, not nested
 
 
 def test_the_running_kernels_are_cached_under_the_digest_of_the_sources_they_were_built_from():

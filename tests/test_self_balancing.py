@@ -457,7 +457,7 @@ def test_the_learners_optimisers_take_torch_optims_steps(name):
     start = [rng.normal(size=(3, 2)), rng.normal(size=())]
     ours = [array.copy() for array in start]
     theirs = [torch.tensor(array, requires_grad=True) for array in start]
-    optimiser = OPTIMIZERS[name](ours, 0.05)
+    optimiser = OPTIMIZERS[name](0.05)
     reference = (torch.optim.SGD(theirs, lr=0.05, momentum=0.9) if name == "sgd"
                  else torch.optim.Adam(theirs, lr=0.05))
     for step in range(40):
@@ -465,7 +465,7 @@ def test_the_learners_optimisers_take_torch_optims_steps(name):
         if step == 25:  # what a learner does after a step it undid
             optimiser.reset()
             reference.state.clear()
-        optimiser.step(gradients)
+        optimiser.step(ours, gradients)
         for tensor, gradient in zip(theirs, gradients):
             tensor.grad = torch.as_tensor(gradient)
         reference.step()
