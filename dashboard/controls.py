@@ -36,6 +36,8 @@ from .views.upload import LimitedFileInput
 
 #: Least time between two redraws of the status line while the run's phase stays the same (seconds).
 STATUS_SECONDS = 0.25
+#: Under a preset's description while the run shown is not that preset (the page opens on the default run).
+NOT_LOADED = "This preset is not the run shown: Load preset runs it."
 #: Target parameters that are edited by upload or JSON rather than by a widget.
 FILE_PARAMETERS = {"uai_text", "J", "h", "evidence", "weights", "visible_bias", "hidden_bias", "fn", "X", "y",
                    "data"}
@@ -148,6 +150,7 @@ class Controls(pn.viewable.Viewer):
         self.reset.on_click(lambda event: self.client.reset())
         self.client.param.watch(self._show_error, "error")
         self.client.param.watch(self._on_built, "config")
+        self.client.param.watch(self._show_preset_info, "config")
         self.client.param.watch(self._show_live_beta, "info")
         self.live_beta.param.watch(lambda event: self.client.set_beta(event.new), "value_throttled")
         self.client.param.watch(self.update_status, ["status", "building", "compiling"])
@@ -262,7 +265,10 @@ class Controls(pn.viewable.Viewer):
             self.preset_info.object = ""
             return
         failure = f"\n\n**⚠ Meant to show a failure:** {preset.shows_failure}" if preset.shows_failure else ""
-        self.preset_info.object = f"**{self.preset.value}**\n\n{preset.description}{failure}"
+        config = self.client.config
+        running = config is not None and preset.run_config().to_dict() == config.to_dict()
+        loaded = "" if running else f"\n\n*{NOT_LOADED}*"
+        self.preset_info.object = f"**{self.preset.value}**\n\n{preset.description}{failure}{loaded}"
 
     def _running_failure_preset(self) -> str:
         """The failure the run shows, when it is a preset meant to show one, as loaded (not since edited)."""

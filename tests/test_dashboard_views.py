@@ -15,6 +15,7 @@ import param
 import pytest
 from bokeh.models import ColorBar
 
+from dashboard.controls import NOT_LOADED
 from dashboard.explorer import Explorer
 from dashboard.model.config import RunConfig
 from dashboard.model.images import as_image, cell_centres
@@ -76,6 +77,20 @@ def test_flush_moves_steps_into_status_lattice_and_traces(explorer):
     np.testing.assert_array_equal(image, headless_states(explorer.client.config, 25)[0].reshape(10, 10))
     advance(explorer, 5)
     assert list(traces.source.data["step"]) == list(range(31))
+
+
+def test_a_preset_not_yet_loaded_says_it_is_not_the_run_shown(explorer):
+    controls = explorer.controls
+    settle(explorer, lambda: built(explorer.client))
+    name = next(iter(controls._presets))
+    assert controls.preset.value == name
+    assert explorer.client.config.to_dict() != controls._presets[name].run_config().to_dict()
+    assert NOT_LOADED in controls.preset_info.object  # the page opens on another run than this preset
+    controls.load_preset.clicks += 1
+    settle(explorer, lambda: built(explorer.client) and NOT_LOADED not in controls.preset_info.object)
+    config = explorer.client.config
+    applied(explorer, RunConfig.from_dict({**config.to_dict(), "seed": config.seed + 1}))
+    settle(explorer, lambda: NOT_LOADED in controls.preset_info.object)
 
 
 def test_a_preset_meant_to_show_a_failure_says_so_and_a_run_that_barely_moves_is_flagged(explorer):
