@@ -69,12 +69,10 @@ def leaf_slots(d: int) -> int:
 
 
 def node_slots(d: int) -> int:
-    """Entries of one row of sums for ``d`` leaves: every level's slots (a multiple of ``FANOUT``)."""
-    width, total = leaf_slots(d), 0
-    while width > FANOUT:
-        total += width
-        width = -(-(width // FANOUT) // FANOUT) * FANOUT
-    return total + width + FANOUT
+    """Entries of one row of sums for ``d`` leaves: every level's slots (``level_slots``, a multiple of ``FANOUT``)."""
+    width = leaf_slots(d)
+    depth = levels_above(width)
+    return sum(level_slots(width, level, depth) for level in range(depth + 1))
 
 
 def aligned(shape: tuple[int, int], fill: float) -> np.ndarray:
@@ -88,9 +86,9 @@ def aligned(shape: tuple[int, int], fill: float) -> np.ndarray:
 
 # -- the shape of a tree, from its leaf slots --------------------------------------------------------------------
 @njit(cache=True)
-def tree_depth(log_leaves):
-    """Levels above the leaves (the root's level L ≥ 1) of trees with ``log_leaves.shape[1]`` leaf slots."""
-    count, depth = log_leaves.shape[1] // FANOUT, 1
+def levels_above(leaf_width):
+    """Levels above the leaves (the root's level L ≥ 1) of a tree with ``leaf_width`` leaf slots."""
+    count, depth = leaf_width // FANOUT, 1
     while count > 1:
         count = (count - 1) // FANOUT + 1
         depth += 1
@@ -98,19 +96,22 @@ def tree_depth(log_leaves):
 
 
 @njit(cache=True)
-def level_slots(leaf_width, level, depth):
-    """Slots of ``level`` (0 = the leaves): 8·n_{level+1} below the root, 8 for the root's."""
-    if level == depth:
-        return FANOUT
-    if level == 0:
-        return leaf_width
-    return FANOUT * (((leaf_width // FANOUT - 1) >> (FANOUT_BITS * level)) + 1)
+def tree_depth(log_leaves):
+    """``levels_above`` the leaves of trees with ``log_leaves.shape[1]`` leaf slots."""
+    return levels_above(log_leaves.shape[1])
 
 
 @njit(cache=True)
 def level_nodes(leaf_width, level):
     """n_level = ⌈d / 8^level⌉ nodes of ``level`` ≥ 1."""
     return ((leaf_width // FANOUT - 1) >> (FANOUT_BITS * (level - 1))) + 1
+
+
+@njit(cache=True)
+def level_slots(leaf_width, level, depth):
+    """Slots of ``level`` (0 = the leaves): 8·n_{level+1} below the root (the leaf slots at level 0), 8 for the
+    root's."""
+    return FANOUT if level == depth else FANOUT * level_nodes(leaf_width, level + 1)
 
 
 @njit(cache=True)
