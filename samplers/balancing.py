@@ -77,6 +77,8 @@ import numpy as np
 import torch
 from numba import njit
 
+from targets.compiled import helper
+
 LogBalancing = Callable[[np.ndarray], np.ndarray]
 
 # -- compiled scalar kernels (the only definitions; numpy callers get them through ``log_g_array``) ----------
@@ -96,7 +98,7 @@ NO_TABLE = np.zeros(0)
 NO_TABLE.setflags(write=False)
 
 
-@njit(cache=True)
+@helper
 def knot_position(u):
     """(segment k, weight w ∈ [0, 1], excess max(0, u − 64)) of u = log t on the knot grid."""
     position = (min(max(u, -KNOT_SPAN), KNOT_SPAN) + KNOT_SPAN) / KNOT_SPACING
@@ -104,13 +106,13 @@ def knot_position(u):
     return segment, position - segment, max(u - KNOT_SPAN, 0.0)
 
 
-@njit(cache=True)
+@helper
 def interpolate(values, slopes, segment, weight, excess):
     """log g = G[k] + w·(G[k+1] − G[k]) + excess: the tabulated function between knots."""
     return values[segment] + weight * slopes[segment] + excess
 
 
-@njit(cache=True)
+@helper
 def fixed_log_g(code, u):
     """log g(t) at u = log t for the fixed function ``code`` (0–3, ``CODES``)."""
     if code == 0:  # barker: log σ(u), written to stay finite for every u
@@ -131,7 +133,7 @@ def mixture_components(u):
     return squared / (1.0 + squared), a, squared, 1.0
 
 
-@njit(cache=True, inline="always")
+@helper
 def mixture_log_g(u, weights):
     """log Σ_i w_i g_i(t) over the four fixed functions (``weights`` w in ``CODES`` order), at u = log t.
 
@@ -143,7 +145,7 @@ def mixture_log_g(u, weights):
     return np.log(weights[0] * barker + weights[1] * root + weights[2] * low + weights[3] * high) + max(u, 0.0)
 
 
-@njit(cache=True, inline="always")
+@helper
 def log_g_scalar(code, u, values, slopes):
     """log g(t) at u = log t for balancing function ``code``: ``CODES``, ``TABLE`` (knot ``values``, ``slopes``)
     or ``MIXTURE`` (``values`` = the mixture weights)."""
@@ -155,7 +157,7 @@ def log_g_scalar(code, u, values, slopes):
     return interpolate(values, slopes, segment, weight, excess)
 
 
-@njit(cache=True, inline="always")
+@helper
 def add_log_g_gradient(code, u, values, slopes, coefficient, out):
     """out += coefficient · ∂ log g(t)/∂ values at u = log t (nothing for a fixed function).
 

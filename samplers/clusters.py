@@ -34,6 +34,7 @@ import numpy as np
 from numba import njit
 
 from targets.base import all_states
+from targets.compiled import helper
 
 from .base import Sampler
 from .exact import MAX_EXACT_DIM
@@ -77,7 +78,7 @@ def cluster_up_log_probabilities(roots, field, beta):
     return up, down
 
 
-@njit(cache=True)
+@helper
 def cluster_flip_log_acceptance(state, members, size, field, beta):
     """log α of flipping the cluster ``members[:size]`` of ``state`` (before the min): −2β Σ_{i∈C} h_i s_i."""
     total = 0.0

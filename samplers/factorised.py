@@ -41,6 +41,7 @@ import param
 from numba import njit
 
 from targets.base import all_states
+from targets.compiled import helper
 
 from .acceptance_tuning import AcceptanceTuned
 from .balancing import BALANCING, CODES, NO_TABLE, log_balancing, log_g_scalar
@@ -57,7 +58,7 @@ def log_sigmoid(u):
     return -np.log1p(np.exp(-u)) if u >= 0.0 else u - np.log1p(np.exp(u))
 
 
-@njit(cache=True)
+@helper
 def coordinate_flip_logs(scheme, code, u, step):
     """(log p_i, log(1 − p_i)) of one coordinate with flip log-ratio u (see the module docstring)."""
     if scheme == LANGEVIN_SCHEME:

@@ -93,6 +93,7 @@ import param
 from numba import njit, vectorize
 
 from targets.base import flip
+from targets.compiled import helper
 from targets.pairwise import PairwiseBinaryModel, flip_ratio_update
 
 from .adaptive import Adaptive
@@ -126,7 +127,7 @@ def masked_log_weights(delta, allowed, gamma):
     return gamma * delta if allowed else -np.inf
 
 
-@njit(cache=True)
+@helper
 def refresh_walk_leaf(log_leaves, sums, shift, bits, ratios, bars, reference, gamma, key):
     """Leaf i of both trees of chain c, for the key c·d + i: γ_c Δ_i where the step kind allows bit i, else −∞.
 

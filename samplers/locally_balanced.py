@@ -31,6 +31,7 @@ import param
 from numba import njit
 
 from targets.base import flip
+from targets.compiled import helper
 from targets.pairwise import flip_ratio_update
 
 from .balancing import BALANCING, CODES, NO_TABLE, log_balancing, log_g_scalar
@@ -48,7 +49,7 @@ def flip_log_acceptance(log_ratio, log_q_forward, log_q_reverse):
     return log_ratio + log_q_reverse - log_q_forward
 
 
-@njit(cache=True)
+@helper
 def tree_flip_log_alpha(log_leaves, sums, shift, c, i, log_ratio, sites, log_g_after, path_nodes, path_values):
     """log α of flipping bit i in chain c, from its sum-tree of log g(t_j(x)) and the changed leaves at x^(i).
 
@@ -66,7 +67,7 @@ def tree_flip_log_alpha(log_leaves, sums, shift, c, i, log_ratio, sites, log_g_a
     return flip_log_acceptance(log_ratio, log_q_forward, log_g_reverse - log_z_after), count
 
 
-@njit(cache=True)
+@helper
 def locally_balanced_move(c, states, log_p, delta, log_leaves, sums, shift, i, sites, values, code, table_values,
                           table_slopes, log_u, accepted, proposed_log_prob, old_bits, log_g_after, path_nodes,
                           path_values):
@@ -113,7 +114,7 @@ def locally_balanced_moves(states, log_p, delta, log_leaves, sums, shift, idx, s
 PREFETCH_AHEAD = 1
 
 
-@njit(cache=True)
+@helper
 def prefetch_flip_neighbourhood(states, delta, log_leaves, sums, c, i, nbr):
     """Prefetch (``samplers.prefetch``) what flipping bit i of chain c reads: the bits, flip ratios and tree paths
     of i and its neighbours."""

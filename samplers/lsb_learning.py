@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from targets.compiled import helper
 from targets.pairwise import flip_ratio_update
 
 from .balancing import NO_TABLE, add_log_g_gradient, fixed_log_g, log_g_scalar, mixture_log_g, MIXTURE
@@ -46,7 +47,7 @@ _TINY = 1e-250
 _HUGE = 1e250
 
 
-@njit(cache=True)
+@helper
 def _patched_value(sites, values, site):
     """The patch's new ratio at ``site`` (``sites``, ``values``: one chain's row)."""
     for e in range(sites.size):
@@ -55,7 +56,7 @@ def _patched_value(sites, values, site):
     return np.nan
 
 
-@njit(cache=True)
+@helper
 def _add_pick_gradients(code, values, slopes, forward_u, reverse_u, probe_u, probe_reverse_u, partials, grad):
     """The four picked log g's share of ∂L_c/∂v."""
     add_log_g_gradient(code, forward_u, values, slopes, partials[0], grad)
@@ -98,7 +99,7 @@ def dense_proposals(ratios, code, values, slopes, rng):
     return proposed, (log_g, weights, top + np.log(totals))
 
 
-@njit(cache=True)
+@helper
 def _mark_patch(sites, values, c, marks, bit, code, table_values, slopes, patch_log_g):
     """Mark chain c's patch sites with ``bit`` and put log g of each first occurrence in ``patch_log_g``
     (−∞ for a repeat, which then adds nothing)."""
@@ -111,7 +112,7 @@ def _mark_patch(sites, values, c, marks, bit, code, table_values, slopes, patch_
             patch_log_g[e] = log_g_scalar(code, values[c, e], table_values, slopes)
 
 
-@njit(cache=True)
+@helper
 def _patched_log_z(log_z_state, kept, patch_log_g, log_g, c, marks, bit):
     """log Z after the patch: Z(x)·kept (the unmarked p_k) plus the patch's g's, exact when ``kept`` underflows."""
     top = 0.0
@@ -200,7 +201,7 @@ def mixture_component_log_g(ratios):
     return out
 
 
-@njit(cache=True)
+@helper
 def _mixture_log_z(weights, component_log_z, shares):
     """log Σ_i w_i Z_i, and ∂ log Z/∂w_i = Z_i/Z into ``shares``."""
     top = -np.inf
@@ -232,7 +233,7 @@ def mixture_tree_proposals(log_leaves, sums, shift, weights, uniforms, proposed)
     sample_rows(log_leaves, sums, rows, uniforms, proposed)
 
 
-@njit(cache=True)
+@helper
 def _mixture_log_z_after(log_leaves, sums, shift, c, sites, values, weights, component_log_z, shares, patch_log_g,
                          path_nodes, path_values, counts):
     """log Z after chain c's patch (``sites``, ``values``: one row), from its four trees; nothing is written.
@@ -258,7 +259,7 @@ def mixture_scratch(m, depth):
             np.empty((3, COMPONENTS)), np.empty(len(PARTIALS)))
 
 
-@njit(cache=True)
+@helper
 def mixture_chain_terms(log_leaves, sums, shift, c, ratios, weights, j, proposal_sites, proposal_values, k,
                         probe_sites, probe_values, log_t, log_t_probe, log_eta, log_q, grad, patch_log_g,
                         path_nodes, path_values, counts, component_log_z, shares, partials):
@@ -309,7 +310,7 @@ def mixture_tree_learning_terms(log_leaves, sums, shift, ratios, weights, propos
     return loss, grad_eta
 
 
-@njit(cache=True)
+@helper
 def commit_mixture_path(log_leaves, sums, shift, c, sites, patch_log_g, path_nodes, path_values, counts):
     """Write chain c's accepted patch into its four trees from the paths ``mixture_chain_terms`` left."""
     for i in range(COMPONENTS):

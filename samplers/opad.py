@@ -15,14 +15,15 @@ and keeps, per chain and pooled over chains,
 * OPAD: the distinct visited states;
 * OPAD+: the visited states and every proposal.
 
-Each distinct state is stored once (its packed bits and log p̃, taken from the
+Each distinct state is stored once (its bits and log p̃, taken from the
 record: no target evaluation), numbered by a hash index
 (``samplers.particle_index``). ``update`` only queues the record; queued
-records are folded in every ``flush_every`` steps (and before any read): the
-samples of all of them are cut into runs of a chain's repeated state (rejected
-moves), each run and each proposal looked up once, and a compiled loop adds
-them to the counts, sums and masses, so the bookkeeping costs a fraction of a sampler
-step. The exact KL(P‖π) of all three is maintained incrementally for
+records are folded in every ``flush_every`` steps (sooner when their states
+pass ``PENDING_BYTES``, and before any read) by one compiled pass over their
+steps: each chain's state is looked up, a repeated state (a rejected move)
+extends the chain's run, counted once when the run ends, and each rejected
+proposal is keyed from the state and the sites it changes, so the
+bookkeeping costs a small fraction of a sampler step. The exact KL(P‖π) of all three is maintained incrementally for
 enumerable targets: with n samples and counts c,
 
     KL(MCMC) = (1/n) Σ c log c − log n − (1/n) Σ c log p̃ + log Z,
@@ -41,8 +42,8 @@ Beyond the paper, ``scored_neighbours=True`` adds to OPAD+ every state whose
 p̃ the sampler scored: for locally balanced and LSB samplers (built with
 ``record_neighbours=True``) all d single-flip neighbours of each visited state.
 
-Memory: per particle 8 bytes of log p̃, ⌈d/8⌉ bytes of state, about 32 bytes of
-hash index and, per chain and pooled, 4 bytes of visits and 4 of proposals
+Memory: per particle 8 bytes of log p̃, 8·⌈d/64⌉ bytes of state, 16–32 bytes
+of hash index and, per chain and pooled, 4 bytes of visits and 4 of proposals
 (int32). ``max_particles`` caps the particles: when the cap is reached, the
 store stops updating (all three approximations stay consistent) and ``full``
 says why.
@@ -57,60 +58,182 @@ from numba import njit
 from scipy.special import logsumexp
 
 from targets.base import Target
+from targets.compiled import helper
 
 from .base import StepRecord, log_add
-from .particle_index import make_index, state_keys
+from .particle_index import (ParticleIndex, find_or_insert, home, number_in, pack_state, same_key, set_sites,
+                             slot_of)
+from .prefetch import prefetch
 
 KINDS = ("mcmc", "opad", "opad_plus")
 #: Counts are int32 (8 bytes per particle and chain for visits and proposals); past this the store stops.
 COUNT_LIMIT = np.iinfo(np.int32).max
+#: Bytes of queued records' states past which the store folds them in, whatever ``flush_every`` says.
+PENDING_BYTES = 16 << 20
+#: c log c for the counts below this, looked up rather than computed on every run of samples.
+XLOGX_TABLE = 1 << 16
+_XLOGX = np.arange(XLOGX_TABLE) * np.log(np.maximum(np.arange(XLOGX_TABLE), 1))
 
 
-@njit(cache=True)
-def _xlogx(c):
-    return c * np.log(c) if c > 0 else 0.0
+@helper
+def _xlogx(c, table):
+    return table[c] if c < table.size else c * np.log(c)
 
 
-@njit(cache=True)
-def _fold_samples(counts, proposed, rows, particles, lengths, log_p, sum_xlogx, mass_visited, mass_plus):
-    """Add runs of ``lengths[j]`` samples of particle ``particles[j]`` to chain ``rows[j]`` and to the pool.
+@helper
+def _count_run(tallies, row, particle, length, log_p, xlogx, sum_xlogx, mass_visited, mass_plus):
+    """Add a run of ``length`` samples of ``particle`` to ``row`` and to the pool (the last row).
 
-    For each row r (the chain's and the pooled last row) with count c of the
-    particle before: c += length, Σ c log c gains its change, and a particle
-    new to the row adds its p̃ to the visited mass (OPAD) and, unless it was
-    proposed there before, to the OPAD+ mass.
+    For each row with count c of the particle before: c += length, Σ c log c
+    gains its change, and a particle new to the row adds its p̃ to the visited
+    mass (OPAD) and, unless it was proposed there before, to the OPAD+ mass.
     """
-    pooled = counts.shape[0] - 1
-    for j in range(rows.size):
-        p = particles[j]
-        for r in (rows[j], pooled):
-            before = counts[r, p]
-            counts[r, p] = before + lengths[j]
-            sum_xlogx[r] += _xlogx(float(before + lengths[j])) - _xlogx(float(before))
-            if before == 0:
-                mass_visited[r] = log_add(mass_visited[r], log_p[j])
-                if proposed[r, p] == 0:
-                    mass_plus[r] = log_add(mass_plus[r], log_p[j])
+    for r in (row, sum_xlogx.size - 1):
+        before = tallies[particle, 2 * r]
+        tallies[particle, 2 * r] = before + length
+        sum_xlogx[r] += _xlogx(before + length, xlogx) - _xlogx(before, xlogx)
+        if before == 0:
+            mass_visited[r] = log_add(mass_visited[r], log_p)
+            if tallies[particle, 2 * r + 1] == 0:
+                mass_plus[r] = log_add(mass_plus[r], log_p)
+
+
+@helper
+def _count_proposal(tallies, row, particle, log_p, mass_plus):
+    """Count a proposal of ``particle`` for ``row`` and the pool; one neither visited nor proposed there before
+    adds its p̃ to the OPAD+ mass."""
+    for r in (row, mass_plus.size - 1):
+        if tallies[particle, 2 * r + 1] == 0 and tallies[particle, 2 * r] == 0:
+            mass_plus[r] = log_add(mass_plus[r], log_p)
+        tallies[particle, 2 * r + 1] += 1
+
+
+@helper
+def _prefetch_tallies(tallies, particle, row):
+    """Start loading the tallies of ``particle`` in ``row`` and in the pool."""
+    prefetch(tallies, particle, 2 * row)
+    prefetch(tallies, particle, tallies.shape[1] - 2)
+
+
+@helper
+def _particle(table, bits, words, size, keys, k, log_p, particle_log_p):
+    """(particle number of keys[k], the new size): a new particle keeps ``log_p``, its p̃ from the record."""
+    number, new = find_or_insert(table, bits, words, size, keys, k)
+    if new:
+        particle_log_p[number] = log_p
+        return number, size + 1
+    return number, size
+
+
+@helper
+def _absent(table, bits, words, keys, k):
+    return 1 if number_in(table, slot_of(table, bits, words, keys, k)) < 0 else 0
 
 
 @njit(cache=True)
-def _fold_proposals(counts, proposed, rows, particles, log_p, mass_plus):
-    """Count proposal ``particles[j]`` for chain ``rows[j]`` and the pool; one neither visited nor proposed
-    there before adds its p̃ to the OPAD+ mass."""
-    pooled = counts.shape[0] - 1
-    for j in range(rows.size):
-        p = particles[j]
-        for r in (rows[j], pooled):
-            if proposed[r, p] == 0 and counts[r, p] == 0:
-                mass_plus[r] = log_add(mass_plus[r], log_p[j])
-            proposed[r, p] += 1
+def _new_in_step(table, bits, words, keys, proposing, proposals, scored_states, low, high):
+    """Keys of one step not yet stored (an upper bound: a key repeated within the step counts each time)."""
+    new = 0
+    for c in range(keys.shape[0]):
+        new += _absent(table, bits, words, keys, c)
+        if proposing[c]:
+            new += _absent(table, bits, words, proposals, c)
+    key = np.empty((1, words.shape[1]), dtype=np.uint64)
+    for j in range(low, high):
+        pack_state(scored_states, j, key, 0)
+        new += _absent(table, bits, words, key, 0)
+    return new
 
 
-def _widened(table: np.ndarray, columns: int) -> np.ndarray:
-    """``table`` with zero columns appended up to ``columns``."""
-    wider = np.zeros((table.shape[0], columns), dtype=table.dtype)
-    wider[:, :table.shape[1]] = table
-    return wider
+@njit(cache=True)
+def _fold_steps(first, states, log_p, accepted, sites, values, proposed_log_p, scored_start, scored_rows,
+                scored_states, scored_log_p, table, bits, words, size, max_particles, tallies, particle_log_p, xlogx,
+                n, sum_log_p, sum_xlogx, mass_visited, mass_plus):
+    """Fold steps ``first``, ``first`` + 1, … of a flush into the tables, one step of all chains at a time.
+
+    ``log_p`` (steps, chains) and ``states`` (steps·chains, d: row t·chains +
+    c is chain c after step t) are the samples; the rejected proposals are
+    these states with ``sites`` set to ``values`` (same rows; none when
+    ``sites`` has no columns), with log p̃ ``proposed_log_p``; the scored
+    states of step t are rows ``scored_start[t]`` to ``scored_start[t + 1]``
+    of ``scored_states`` (chains ``scored_rows``). ``tallies[p, 2r]`` counts
+    the visits of particle p in row r (a chain, or the pool: the last row),
+    ``tallies[p, 2r + 1]`` its proposals there.
+
+    A chain whose state did not change (a rejected move) extends its run,
+    counted once when the run ends, without a lookup. Each step first keys
+    every chain's state and proposal and prefetches their hash slots, then
+    finds their particle numbers and prefetches their tallies, then counts:
+    the cache misses of all chains overlap instead of following one another.
+
+    Stops before a step whose new particles might not fit the arrays (the
+    caller grows them and calls again) or would pass ``max_particles``.
+    Returns (next step, size, whether ``max_particles`` stopped it).
+    """
+    steps, n_chains = log_p.shape
+    pooled = n_chains
+    width = words.shape[1]
+    keys, proposals = np.empty((n_chains, width), dtype=np.uint64), np.empty((n_chains, width), dtype=np.uint64)
+    running_keys, scored_key = np.empty((n_chains, width), dtype=np.uint64), np.empty((1, width), dtype=np.uint64)
+    running = np.full(n_chains, -1)  # each chain's particle in its current run
+    length = np.zeros(n_chains, dtype=np.int64)
+    arrived, proposed = np.empty(n_chains, dtype=np.int64), np.empty(n_chains, dtype=np.int64)
+    moved, proposing = np.empty(n_chains, dtype=np.bool_), np.empty(n_chains, dtype=np.bool_)
+    step, capped = first, False
+    while step < steps:
+        low, high = scored_start[step], scored_start[step + 1]
+        worst = size + 2 * n_chains + high - low
+        if worst > words.shape[0]:
+            break
+        for c in range(n_chains):  # keys, and their hash slots on their way
+            pack_state(states, step * n_chains + c, keys, c)
+            moved[c] = running[c] < 0 or not same_key(keys, c, running_keys, c)
+            if moved[c]:
+                prefetch(table, home(keys, c, bits), 0)
+            proposing[c] = sites.shape[1] > 0 and not accepted[step, c]
+            if proposing[c]:
+                for w in range(width):
+                    proposals[c, w] = keys[c, w]
+                set_sites(proposals, c, sites, values, step * n_chains + c)
+                prefetch(table, home(proposals, c, bits), 0)
+        if worst > max_particles and size + _new_in_step(table, bits, words, keys, proposing, proposals,
+                                                         scored_states, low, high) > max_particles:
+            capped = True
+            break
+        for c in range(n_chains):  # particle numbers, and their tallies on their way
+            if moved[c]:
+                arrived[c], size = _particle(table, bits, words, size, keys, c, log_p[step, c], particle_log_p)
+                _prefetch_tallies(tallies, arrived[c], c)
+            if proposing[c]:
+                proposed[c], size = _particle(table, bits, words, size, proposals, c, proposed_log_p[step, c],
+                                              particle_log_p)
+                _prefetch_tallies(tallies, proposed[c], c)
+        for c in range(n_chains):
+            if moved[c]:
+                if running[c] >= 0:
+                    _count_run(tallies, c, running[c], length[c], particle_log_p[running[c]], xlogx, sum_xlogx,
+                               mass_visited, mass_plus)
+                running[c], length[c] = arrived[c], 0
+                for w in range(width):
+                    running_keys[c, w] = keys[c, w]
+            length[c] += 1
+            sum_log_p[c] += log_p[step, c]
+            sum_log_p[pooled] += log_p[step, c]
+            if proposing[c]:
+                _count_proposal(tallies, c, proposed[c], particle_log_p[proposed[c]], mass_plus)
+        for j in range(low, high):
+            pack_state(scored_states, j, scored_key, 0)
+            particle, size = _particle(table, bits, words, size, scored_key, 0, scored_log_p[j], particle_log_p)
+            _count_proposal(tallies, scored_rows[j], particle, particle_log_p[particle], mass_plus)
+        for c in range(n_chains):
+            n[c] += 1
+        n[pooled] += n_chains
+        step += 1
+    for c in range(n_chains):
+        if running[c] >= 0:
+            _count_run(tallies, c, running[c], length[c], particle_log_p[running[c]], xlogx, sum_xlogx,
+                       mass_visited, mass_plus)
+    return step, size, capped
 
 
 def _stacked(arrays: list[np.ndarray]) -> np.ndarray:
@@ -118,53 +241,42 @@ def _stacked(arrays: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(arrays).reshape(len(arrays), *arrays[0].shape)
 
 
-def _rejected_proposals(pending: list[StepRecord], states: np.ndarray):
-    """(chain, state, log p̃) of every rejected proposal (an accepted one is the new sample).
+class _Scored:
+    """States a flush's records scored beyond the single-site proposals, ordered by step: ``steps``, ``rows``
+    (chains), ``states`` and ``log_p``."""
 
-    ``states`` are the records' states stacked, ``(steps, chains, d)``.
-    """
-    steps, chains = np.nonzero(~_stacked([r.accepted for r in pending]))
-    sites = [r.proposed_sites for r in pending]
-    if len({s.shape for s in sites}) == 1:
-        proposals = states[steps, chains]  # a rejected chain still holds its old state
-        np.put_along_axis(proposals, _stacked(sites)[steps, chains],
-                          _stacked([r.proposed_values for r in pending])[steps, chains], axis=1)
-    else:  # samplers whose proposals change different numbers of sites from step to step
-        proposals = _stacked([r.proposed for r in pending])[steps, chains]
+    def __init__(self, parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]], d: int):
+        parts = [part for part in parts if part[0].size]
+        if not parts:
+            self.steps, self.rows = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+            self.states, self.log_p = np.empty((0, d), dtype=np.uint8), np.empty(0)
+            return
+        steps, rows, states, log_p = (np.concatenate(column) for column in zip(*parts))
+        order = np.argsort(steps, kind="stable") if len(parts) > 1 else slice(None)
+        self.steps, self.rows = steps[order], rows[order].astype(np.int64)
+        self.states, self.log_p = np.ascontiguousarray(states[order], dtype=np.uint8), log_p[order]
+
+    def starts(self, n_steps: int) -> np.ndarray:
+        """Row where each step's scored states begin (and the end), ``(n_steps + 1,)``."""
+        return np.searchsorted(self.steps, np.arange(n_steps + 1))
+
+
+def _rejected_full_proposals(pending: list[StepRecord], accepted: np.ndarray, offset: int):
+    """(step, chain, state, log p̃) of every rejected proposal, for records whose proposals change different
+    numbers of sites from step to step (an accepted proposal is the new sample)."""
+    steps, chains = np.nonzero(~accepted[offset:])
+    proposals = _stacked([r.proposed for r in pending])[steps, chains]
     log_p = _stacked([r.proposed_log_prob for r in pending])[steps, chains]
-    return chains, proposals, log_p
+    return steps + offset, chains, proposals, log_p
 
 
-def _extra_states(pending: list[StepRecord]):
-    """(chain, state, log p̃) of the further states the records scored (e.g. parallel tempering's hot replicas)."""
+def _extra_states(pending: list[StepRecord], offset: int):
+    """(step, chain, state, log p̃) of the further states the records scored (e.g. parallel tempering's hot
+    replicas)."""
     extra = _stacked([r.extra_states for r in pending])  # (steps, chains, m, d)
     log_p = _stacked([r.extra_log_prob for r in pending])
-    chains = np.broadcast_to(np.arange(extra.shape[1])[None, :, None], log_p.shape)
-    return chains.ravel(), extra.reshape(-1, extra.shape[-1]), log_p.ravel()
-
-
-class _Runs:
-    """A flush's samples as runs of identical consecutive states per chain (a rejected move repeats the state).
-
-    From ``states`` (steps, chains, d) and their log p̃ (steps, chains):
-    ``keys``, ``states``, ``log_p``, ``rows`` (chain) and ``lengths`` of each
-    run, chain-major, so the store looks up and counts a run once.
-    """
-
-    def __init__(self, states: np.ndarray, log_p: np.ndarray):
-        self.steps, n_chains, d = states.shape
-        self.size = self.steps * n_chains
-        self.sum_log_p = log_p.sum(axis=0)
-        keys = state_keys(states.reshape(-1, d)).reshape(self.steps, n_chains).T.ravel()
-        starts = np.ones(keys.size, dtype=bool)
-        starts[1:] = keys[1:] != keys[:-1]
-        starts[::self.steps] = True
-        first = np.flatnonzero(starts)
-        self.lengths = np.diff(np.append(first, keys.size))
-        self.rows, step = np.divmod(first, self.steps)
-        self.keys = keys[first]
-        self.states = states[step, self.rows]
-        self.log_p = log_p[step, self.rows]
+    steps, chains, _ = np.indices(log_p.shape)
+    return (steps.ravel() + offset, chains.ravel(), extra.reshape(-1, extra.shape[-1]), log_p.ravel())
 
 
 class ParticleStore:
@@ -196,7 +308,7 @@ class ParticleStore:
         self.full = ""
         self.n_chains = 0
         self._pending: list[StepRecord] = []
-        self._index = make_index(target.dim)
+        self._index = ParticleIndex(target.dim)
         self._log_z: float | None = None
 
     # -- feeding ----------------------------------------------------------------------------------
@@ -212,16 +324,15 @@ class ParticleStore:
         elif record.states.shape[0] != self.n_chains:
             raise ValueError(f"record has {record.states.shape[0]} chains; the store follows {self.n_chains}")
         self._pending.append(record)
-        if len(self._pending) >= self.flush_every:
+        if len(self._pending) >= self._flush_at:
             self.flush()
 
-    def _start(self, n_chains: int, capacity: int = 1024) -> None:
+    def _start(self, n_chains: int) -> None:
         self.n_chains = n_chains
-        rows = n_chains + 1
-        self._counts = np.zeros((rows, capacity), dtype=np.int32)
-        self._proposed = np.zeros((rows, capacity), dtype=np.int32)
+        self._flush_at = max(1, min(self.flush_every, PENDING_BYTES // (n_chains * self.target.dim)))
+        rows, capacity = n_chains + 1, self._index.capacity
+        self._tallies = np.zeros((capacity, 2 * rows), dtype=np.int32)  # visits and proposals per row
         self._log_p = np.empty(capacity)
-        self._packed = np.empty((capacity, (self.target.dim + 7) // 8), dtype=np.uint8)
         self._n = np.zeros(rows, dtype=np.int64)
         self._sum_xlogx = np.zeros(rows)
         self._sum_log_p = np.zeros(rows)
@@ -230,92 +341,78 @@ class ParticleStore:
         self._previous: StepRecord | None = None
         self._n_scored = 0
 
-    def _particles(self, keys: np.ndarray, states: np.ndarray, log_p: np.ndarray) -> np.ndarray | None:
-        """Particle number of every row (given its key), storing new states; None (and ``full`` set) past the cap."""
-        found = self._index.find(keys)
-        missing = np.flatnonzero(found < 0)
-        if missing.size:
-            new_keys, first, inverse = np.unique(keys[missing], return_index=True, return_inverse=True)
-            start = self._index.size
-            if start + new_keys.size > self.max_particles:
-                self.full = (f"the particle store reached max_particles={self.max_particles:,} distinct states "
-                             f"and stopped updating after {int(self._n[-1]):,} samples; raise max_particles to go on")
-                return None
-            rows = missing[first]
-            order = np.argsort(rows)  # number new particles in order of first appearance
-            self._index.insert(new_keys[order])
-            self._grow(start + new_keys.size)
-            self._log_p[start:start + rows.size] = log_p[rows[order]]
-            self._packed[start:start + rows.size] = np.packbits(states[rows[order]], axis=1)
-            rank = np.empty(order.size, dtype=np.int64)
-            rank[order] = np.arange(order.size)
-            found[missing] = start + rank[inverse.ravel()]
-        return found
-
-    def _grow(self, needed: int) -> None:
-        capacity = self._log_p.size
-        if needed <= capacity:
-            return
-        while capacity < needed:
-            capacity *= 2
-        self._counts, self._proposed = (_widened(table, capacity) for table in (self._counts, self._proposed))
-        self._log_p = np.concatenate([self._log_p, np.empty(capacity - self._log_p.size)])
-        self._packed = np.concatenate([self._packed, np.empty((capacity - self._packed.shape[0],
-                                                               self._packed.shape[1]), dtype=np.uint8)])
+    def _reserve(self, needed: int) -> None:
+        """Room for ``needed`` particles in the index and the tables."""
+        if self._index.reserve(needed):
+            capacity = self._index.capacity
+            self._tallies = np.concatenate([self._tallies, np.zeros((capacity - self._tallies.shape[0],
+                                                                     self._tallies.shape[1]), dtype=np.int32)])
+            self._log_p = np.concatenate([self._log_p, np.empty(capacity - self._log_p.size)])
 
     def flush(self) -> None:
-        """Fold the queued records into the counts, sums and supports (array operations over all of them)."""
+        """Fold the queued records into the counts, sums and supports (one compiled pass over their steps)."""
         pending, self._pending = self._pending, []
         if not pending or self.full:
             return
-        states = _stacked([r.states for r in pending])  # stacked once: the samples and the proposals' base
-        log_p = _stacked([r.log_prob for r in pending])
-        if pending[0].start_states is not None and self._n[-1] == 0:
-            samples = _Runs(np.concatenate([pending[0].start_states[None], states]),
-                            np.concatenate([pending[0].start_log_prob[None], log_p]))
-        else:
-            samples = _Runs(states, log_p)
-        scored = [_rejected_proposals(pending, states)]
+        fields = [_stacked([getattr(r, name) for r in pending])
+                  for name in ("states", "log_prob", "accepted", "proposed_log_prob")]
+        uniform = len({r.proposed_sites.shape for r in pending}) == 1
+        sites, values = ((_stacked([r.proposed_sites for r in pending]), _stacked([r.proposed_values for r in pending]))
+                         if uniform else (np.zeros((len(pending), self.n_chains, 0), dtype=np.int64),) * 2)
+        offset = int(pending[0].start_states is not None and self._n[-1] == 0)
+        if offset:  # the chains' initial states: samples without a proposal
+            start = pending[0]
+            starts = (start.start_states, start.start_log_prob, np.ones(self.n_chains, dtype=bool),
+                      np.zeros(self.n_chains))
+            fields = [np.concatenate([first[None], field]) for first, field in zip(starts, fields)]
+            sites, values = (np.concatenate([np.zeros_like(field[:1]), field]) for field in (sites, values))
+        states, log_p, accepted, proposed_log_p = fields
+        states, sites, values = (field.reshape(log_p.size, field.shape[-1]) for field in (states, sites, values))
+        parts = [] if uniform else [_rejected_full_proposals(pending, accepted, offset)]
         if self.scored_neighbours:
-            scored.append(self._neighbours(pending))
+            parts.append(self._neighbours(pending, offset))
         if pending[0].extra_states is not None:
-            scored.append(_extra_states(pending))
-        scored_rows, scored_states, scored_log_p = (np.concatenate(parts) for parts in zip(*scored))
-        self._n_scored += scored_log_p.size
-        if max(self._n[-1] + samples.size, self._n_scored) > COUNT_LIMIT:
+            parts.append(_extra_states(pending, offset))
+        scored = _Scored(parts, self.target.dim)
+        self._n_scored += int(np.count_nonzero(~accepted)) + scored.log_p.size
+        steps = log_p.shape[0]
+        if max(self._n[-1] + steps * self.n_chains, self._n_scored) > COUNT_LIMIT:
             self.full = (f"the store's 32-bit counters would pass {COUNT_LIMIT:,} samples or proposals after "
                          f"{int(self._n[-1]):,} samples; start a new store to go on")
             return
-        keys = np.concatenate([samples.keys, state_keys(scored_states)])
-        particles = self._particles(keys, np.concatenate([samples.states, scored_states]),
-                                    np.concatenate([samples.log_p, scored_log_p]))
         self._previous = pending[-1]
-        if particles is None:
-            return
-        n_runs = samples.keys.size
-        self._n += np.append(np.full(self.n_chains, samples.steps), samples.size)
-        per_chain = samples.sum_log_p
-        self._sum_log_p += np.append(per_chain, per_chain.sum())
-        _fold_samples(self._counts, self._proposed, samples.rows, particles[:n_runs], samples.lengths, samples.log_p,
-                      self._sum_xlogx, self._mass_visited, self._mass_plus)
-        _fold_proposals(self._counts, self._proposed, scored_rows, particles[n_runs:], scored_log_p, self._mass_plus)
+        scored_start = scored.starts(steps)
+        index, step, capped = self._index, 0, False
+        while step < steps and not capped:
+            self._reserve(index.size + 2 * self.n_chains + int(np.diff(scored_start[step:step + 2])[0]))
+            step, index.size, capped = _fold_steps(
+                step, states, log_p, accepted, sites, values, proposed_log_p, scored_start, scored.rows,
+                scored.states, scored.log_p, index.table, index.bits, index.words, index.size, self.max_particles,
+                self._tallies, self._log_p, _XLOGX, self._n, self._sum_log_p, self._sum_xlogx,
+                self._mass_visited, self._mass_plus)
+        if capped:
+            self.full = (f"the particle store reached max_particles={self.max_particles:,} distinct states "
+                         f"and stopped updating after {int(self._n[-1]):,} samples; raise max_particles to go on")
 
-    def _neighbours(self, pending: list[StepRecord]):
-        """(chain, state, log p̃) of the single-flip neighbours each record scored around a state new to its chain.
+    def _neighbours(self, pending: list[StepRecord], offset: int):
+        """(step, chain, state, log p̃) of the single-flip neighbours each record scored around a state new to its
+        chain.
 
         A record's neighbourhood is that of the state its chain held before the
         step; it is new when the chain moved in the previous step (or at the
         start), so each visited state's neighbourhood is folded in once.
         """
         d = self.target.dim
+        first = offset
         if self._previous is not None:
             before = [self._previous, *pending[:-1]]
         elif pending[0].start_states is not None:
             before = [None, *pending[:-1]]  # None: the chains' start, where every state is new
         else:  # the store joined a running chain: its first record's neighbourhood may not be new
-            before, pending = pending[:-1], pending[1:]
+            before, pending, first = pending[:-1], pending[1:], offset + 1
         if not pending:
-            return np.empty(0, dtype=np.int64), np.empty((0, d), dtype=np.uint8), np.empty(0)
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), np.empty((0, d), dtype=np.uint8), \
+                np.empty(0)
         start = pending[0] if before[0] is None else None
         moved = [np.ones(self.n_chains, dtype=bool) if r is None else r.accepted for r in before]
         states = [start.start_states if r is None else r.states for r in before]
@@ -326,7 +423,8 @@ class ParticleStore:
         ratios = _stacked([r.scored_log_ratio for r in pending])[steps, chains]
         neighbours = np.repeat(centres, d, axis=0)
         neighbours[np.arange(neighbours.shape[0]), np.tile(np.arange(d), chains.size)] ^= 1
-        return np.repeat(chains, d), neighbours, (centre_log_p[:, None] + ratios).ravel()
+        return (np.repeat(steps + first, d), np.repeat(chains, d), neighbours,
+                (centre_log_p[:, None] + ratios).ravel())
 
     # -- reading ------------------------------------------------------------------------------------
     def _row(self, chain: int | None) -> int:
@@ -350,7 +448,7 @@ class ParticleStore:
         """Memory held by the store's arrays and index (allocated capacity included)."""
         if not self.n_chains:
             return 0
-        arrays = (self._counts, self._proposed, self._log_p, self._packed)
+        arrays = (self._tallies, self._log_p)
         return sum(a.nbytes for a in arrays) + self._index.nbytes
 
     def n_samples(self, chain: int | None = None) -> int:
@@ -360,17 +458,17 @@ class ParticleStore:
     def support(self, kind: str, chain: int | None = None) -> np.ndarray:
         """Particle indices of the ``mcmc`` / ``opad`` (visited) or ``opad_plus`` (visited or proposed) support."""
         row = self._row(chain)
-        visited = self._counts[row, :self._index.size] > 0
+        visited = self._tallies[:self._index.size, 2 * row] > 0
         if kind in ("mcmc", "opad"):
             return np.flatnonzero(visited)
         if kind == "opad_plus":
-            return np.flatnonzero(visited | (self._proposed[row, :self._index.size] > 0))
+            return np.flatnonzero(visited | (self._tallies[:self._index.size, 2 * row + 1] > 0))
         raise ValueError(f"kind must be one of {KINDS}; got {kind!r}")
 
     def counts(self, chain: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(particle indices, visit counts) of the MCMC distribution."""
         index = self.support("mcmc", chain)
-        return index, self._counts[self._row(chain), index]
+        return index, self._tallies[index, 2 * self._row(chain)]
 
     def exact(self) -> tuple[np.ndarray, np.ndarray]:
         """π by enumeration: the states the chains sample from and their probabilities (sets ``log_z``)."""
@@ -424,7 +522,7 @@ class ParticleStore:
     def states(self, index: np.ndarray) -> np.ndarray:
         """The stored states with these particle indices, ``(len(index), d)`` uint8."""
         self.flush()
-        return np.unpackbits(self._packed[index], axis=1, count=self.target.dim)
+        return self._index.states(index)
 
     def expectation(self, statistic: Callable[[np.ndarray], np.ndarray] | None = None,
                     chain: int | None = None) -> dict[str, np.ndarray]:

@@ -53,6 +53,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from targets.compiled import helper
+
 from .prefetch import prefetch
 
 #: A row whose scaled total leaves [SMALLEST, LARGEST] is rescaled.
@@ -85,7 +87,7 @@ def aligned(shape: tuple[int, int], fill: float) -> np.ndarray:
 
 
 # -- the shape of a tree, from its leaf slots --------------------------------------------------------------------
-@njit(cache=True)
+@helper
 def levels_above(leaf_width):
     """Levels above the leaves (the root's level L ≥ 1) of a tree with ``leaf_width`` leaf slots."""
     count, depth = leaf_width // FANOUT, 1
@@ -95,26 +97,26 @@ def levels_above(leaf_width):
     return depth
 
 
-@njit(cache=True)
+@helper
 def tree_depth(log_leaves):
     """``levels_above`` the leaves of trees with ``log_leaves.shape[1]`` leaf slots."""
     return levels_above(log_leaves.shape[1])
 
 
-@njit(cache=True)
+@helper
 def level_nodes(leaf_width, level):
     """n_level = ⌈d / 8^level⌉ nodes of ``level`` ≥ 1."""
     return ((leaf_width // FANOUT - 1) >> (FANOUT_BITS * (level - 1))) + 1
 
 
-@njit(cache=True)
+@helper
 def level_slots(leaf_width, level, depth):
     """Slots of ``level`` (0 = the leaves): 8·n_{level+1} below the root (the leaf slots at level 0), 8 for the
     root's."""
     return FANOUT if level == depth else FANOUT * level_nodes(leaf_width, level + 1)
 
 
-@njit(cache=True)
+@helper
 def children_total(sums, r, first):
     """Σ_{c<8} sums[r, first + c], added in that order (how every node is computed)."""
     total = 0.0
@@ -124,7 +126,7 @@ def children_total(sums, r, first):
 
 
 # -- compiled row kernels --------------------------------------------------------------------------------------
-@njit(cache=True)
+@helper
 def rescale_row(log_leaves, sums, shift, r):
     """Set s_r to row r's largest finite log-weight (0 if none) and rebuild its sums: O(d)."""
     width = log_leaves.shape[1]
@@ -145,13 +147,13 @@ def rescale_row(log_leaves, sums, shift, r):
         below, offset = offset, offset + slots
 
 
-@njit(cache=True)
+@helper
 def log_total_of(sums, shift, r):
     """log Σ_j w_j of row r."""
     return shift[r] + np.log(sums[r, sums.shape[1] - FANOUT])
 
 
-@njit(cache=True)
+@helper
 def keep_in_range(log_leaves, sums, shift, r):
     """Rescale row r if its scaled total left [SMALLEST, LARGEST] (or is 0 or ∞)."""
     total = sums[r, sums.shape[1] - FANOUT]
@@ -181,7 +183,7 @@ def log_totals_of(sums, shift, rows):
     return out
 
 
-@njit(cache=True)
+@helper
 def set_leaf(log_leaves, sums, shift, r, j, log_weight):
     """Set leaf j of row r and recompute its ancestors (nothing if the value is unchanged)."""
     if log_leaves[r, j] == log_weight:
@@ -205,7 +207,7 @@ def set_leaves_rows(log_leaves, sums, shift, rows, sites, log_weights):
         set_leaf(log_leaves, sums, shift, rows[e], sites[e], log_weights[e])
 
 
-@njit(cache=True)
+@helper
 def _child_drawn(sums, r, first, target):
     """The first child c (of those at ``first``, …, ``first`` + 7) whose running total exceeds ``target``.
 
@@ -251,7 +253,7 @@ def sample_rows(log_leaves, sums, rows, uniforms, drawn):
         offset = below
 
 
-@njit(cache=True)
+@helper
 def prefetch_path(log_leaves, sums, r, j):
     """Prefetch (``samplers.prefetch``) leaf j of tree r and the nodes on its path to the root."""
     prefetch(log_leaves, r, j)
@@ -264,7 +266,7 @@ def prefetch_path(log_leaves, sums, r, j):
         v //= FANOUT
 
 
-@njit(cache=True)
+@helper
 def path_after(log_leaves, sums, shift, r, sites, log_weights, path_nodes, path_values):
     """Row r's scaled sums after setting leaves ``sites`` to ``log_weights``, without writing them.
 
@@ -313,7 +315,7 @@ def path_after(log_leaves, sums, shift, r, sites, log_weights, path_nodes, path_
     return count
 
 
-@njit(cache=True)
+@helper
 def log_total_after(log_leaves, sums, shift, r, sites, log_weights, path_nodes, path_values):
     """(log Σ_j w_j of row r with leaves ``sites`` set to ``log_weights``, the ``path_after`` count); writes nothing.
 
@@ -324,16 +326,28 @@ def log_total_after(log_leaves, sums, shift, r, sites, log_weights, path_nodes, 
     total = path_values[count - 1]
     if SMALLEST <= total <= LARGEST:
         return shift[r] + np.log(total), count
-    changed = log_leaves[r].copy()
-    for k in range(sites.size):
-        changed[sites[k]] = log_weights[k]
-    top = changed.max()
+    top = -np.inf
+    for j in range(log_leaves.shape[1]):
+        top = max(top, _log_leaf_after(log_leaves, r, j, sites, log_weights))
     if not np.isfinite(top):
         return top, count
-    return top + np.log(np.sum(np.exp(changed - top))), count
+    total = 0.0
+    for j in range(log_leaves.shape[1]):
+        total += np.exp(_log_leaf_after(log_leaves, r, j, sites, log_weights) - top)
+    return top + np.log(total), count
 
 
-@njit(cache=True)
+@helper
+def _log_leaf_after(log_leaves, r, j, sites, log_weights):
+    """Leaf j of row r once ``sites`` are set to ``log_weights`` (the last of repeated sites wins)."""
+    value = log_leaves[r, j]
+    for k in range(sites.size):
+        if sites[k] == j:
+            value = log_weights[k]
+    return value
+
+
+@helper
 def commit_path(log_leaves, sums, shift, r, sites, log_weights, path_nodes, path_values, count):
     """Write leaves ``sites`` = ``log_weights`` of row r with the ``count`` sums that ``path_after`` computed."""
     for k in range(sites.size):

@@ -26,6 +26,7 @@ import param
 from numba import njit
 
 from .base import Target, TargetSize
+from .compiled import helper
 
 
 def neighbour_table(dim: int, edges: np.ndarray, couplings: np.ndarray):
@@ -64,7 +65,7 @@ def flip_log_ratios(x, idx, field, nbr, w, beta):
     return out
 
 
-@njit(cache=True)
+@helper
 def flip_ratio_update(x, delta, c, i, nbr, w, beta, sites, values):
     """The flip log-ratios of state x[c] that change when its bit i flips, and their new values.
 

@@ -11,7 +11,7 @@ import samplers
 import targets
 from samplers.exact import stationary_distribution
 from samplers.opad import KINDS, ParticleStore
-from samplers.particle_index import CodeIndex
+from samplers.particle_index import ParticleIndex, find_or_insert, pack_state
 
 from tests.tiny import TINY_TARGETS
 
@@ -222,18 +222,31 @@ def test_store_equals_a_naive_recount_on_arbitrary_record_streams(data):
 
 
 @settings(max_examples=60, deadline=None)
-@given(batches=st.lists(st.lists(st.integers(0, 2**62 - 1), max_size=300), max_size=12))
-def test_code_index_numbers_keys_like_a_dict(batches):
-    index, reference = CodeIndex(capacity=16), {}
-    for batch in batches:
-        codes = np.array(batch, dtype=np.int64)
-        np.testing.assert_array_equal(index.find(codes), [reference.get(c, -1) for c in batch])
-        fresh = list(dict.fromkeys(c for c in batch if c not in reference))
-        index.insert(np.array(fresh, dtype=np.int64))
-        reference.update({c: len(reference) + i for i, c in enumerate(fresh)})
-        assert index.size == len(reference)
-    codes = np.array(list(reference), dtype=np.int64)
-    np.testing.assert_array_equal(index.find(codes), list(reference.values()))
+@given(dim=st.sampled_from([1, 7, 64, 65, 130]), data=st.data())
+def test_particle_index_numbers_states_like_a_dict(dim, data):
+    """Keys of one and of several words, colliding homes, and growth between batches."""
+    index, reference = ParticleIndex(dim, capacity=2), {}
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    for _ in range(data.draw(st.integers(0, 10))):
+        states = rng.integers(0, 2, size=(data.draw(st.integers(0, 200)), dim), dtype=np.uint8)
+        states[:, :max(0, dim - 3)] = 0  # few distinct states: many repeats within and across batches
+        keys = [row.tobytes() for row in states]
+        np.testing.assert_array_equal(index.find(states), [reference.get(k, -1) for k in keys])
+        fresh = [j for j, k in enumerate(keys) if k not in reference and keys.index(k) == j]
+        index.reserve(index.size + len(fresh))
+        key = np.empty((1, index.words.shape[1]), dtype=np.uint64)
+        for j in fresh:
+            pack_state(states, j, key, 0)
+            assert find_or_insert(index.table, index.bits, index.words, index.size, key, 0) == (index.size, True)
+            index.size += 1
+            reference[keys[j]] = len(reference)
+        for j in range(len(keys)):
+            pack_state(states, j, key, 0)
+            found = find_or_insert(index.table, index.bits, index.words, index.size, key, 0)
+            assert found == (reference[keys[j]], False)
+    held = np.arange(index.size)
+    assert [row.tobytes() for row in index.states(held)] == list(reference)
+    np.testing.assert_array_equal(index.find(index.states(held)), held)
 
 
 def test_long_states_are_keyed_by_their_bytes():

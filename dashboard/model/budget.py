@@ -32,6 +32,7 @@ import samplers
 import targets
 from samplers.intracluster import Intracluster
 from samplers.locally_balanced import LocallyBalanced
+from samplers.particle_index import words_per_state
 from targets.base import MAX_ENUMERATE_DIM, Target
 
 from .buffer import TraceBuffer
@@ -77,8 +78,9 @@ class Estimate:
 
 def _particle_bytes(n_chains: int, dim: int) -> int:
     """Bytes per distinct state in a ``ParticleStore``: visit and proposal counts per chain and pooled
-    (int32), log p̃, the packed state, the hash index; ×3 for capacity doubling and the copy while it grows."""
-    return 3 * (8 * (n_chains + 1) + 8 + (dim + 7) // 8) + 32
+    (int32), log p̃, the state's 64-bit words, the hash index; ×3 for capacity doubling and the copy while it
+    grows."""
+    return 3 * (8 * (n_chains + 1) + 8 + 8 * words_per_state(dim)) + 32
 
 
 def _enumeration_bytes(dim: int) -> int:
