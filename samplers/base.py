@@ -21,6 +21,7 @@ import param
 from numba import njit
 
 from targets.base import Target
+from targets.compiled import helper
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ def log_add(a, b):
     return high if low == -np.inf else high + np.log1p(np.exp(low - high))
 
 
-@njit(cache=True)
+@helper
 def inverse_cdf(weights, total, u):
     """The index j with Σ_{k<j} w_k ≤ u·total < Σ_{k≤j} w_k (compiled; a zero weight is never drawn, and rounding
     past the end gives the last positive one)."""

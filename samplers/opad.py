@@ -51,7 +51,8 @@ says why.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from operator import attrgetter
 
 import numpy as np
 from numba import njit
@@ -236,7 +237,11 @@ def _fold_steps(first, states, log_p, accepted, sites, values, proposed_log_p, s
     return step, size, capped
 
 
-def _stacked(arrays: list[np.ndarray]) -> np.ndarray:
+#: What a flush reads from each record, in one call per record.
+_RECORD_FIELDS = attrgetter("states", "log_prob", "accepted", "proposed_log_prob", "proposed_sites", "proposed_values")
+
+
+def _stacked(arrays: Sequence[np.ndarray]) -> np.ndarray:
     """``np.stack`` for equal-shaped arrays, without its per-array Python overhead."""
     return np.concatenate(arrays).reshape(len(arrays), *arrays[0].shape)
 
@@ -354,11 +359,11 @@ class ParticleStore:
         pending, self._pending = self._pending, []
         if not pending or self.full:
             return
-        fields = [_stacked([getattr(r, name) for r in pending])
-                  for name in ("states", "log_prob", "accepted", "proposed_log_prob")]
-        uniform = len({r.proposed_sites.shape for r in pending}) == 1
-        sites, values = ((_stacked([r.proposed_sites for r in pending]), _stacked([r.proposed_values for r in pending]))
-                         if uniform else (np.zeros((len(pending), self.n_chains, 0), dtype=np.int64),) * 2)
+        columns = list(zip(*map(_RECORD_FIELDS, pending)))
+        fields = [_stacked(column) for column in columns[:4]]
+        uniform = len({s.shape for s in columns[4]}) == 1
+        sites, values = ((_stacked(columns[4]), _stacked(columns[5])) if uniform
+                         else (np.zeros((len(pending), self.n_chains, 0), dtype=np.int64),) * 2)
         offset = int(pending[0].start_states is not None and self._n[-1] == 0)
         if offset:  # the chains' initial states: samples without a proposal
             start = pending[0]
