@@ -127,22 +127,13 @@ def _particle(table, bits, words, size, keys, k, log_p, particle_log_p):
 
 
 @helper
-def _absent(table, bits, words, keys, k):
-    return 1 if number_in(table, slot_of(table, bits, words, keys, k)) < 0 else 0
-
-
-@njit(cache=True)
-def _new_in_step(table, bits, words, keys, proposing, proposals, scored_states, low, high):
-    """Keys of one step not yet stored (an upper bound: a key repeated within the step counts each time)."""
+def _new_keys(table, bits, words, keys, moved, items):
+    """Keys among a step's ``items`` not yet stored: chains that moved, proposals, scored states (an upper bound:
+    a key repeated within the step counts each time)."""
     new = 0
-    for c in range(keys.shape[0]):
-        new += _absent(table, bits, words, keys, c)
-        if proposing[c]:
-            new += _absent(table, bits, words, proposals, c)
-    key = np.empty((1, words.shape[1]), dtype=np.uint64)
-    for j in range(low, high):
-        pack_state(scored_states, j, key, 0)
-        new += _absent(table, bits, words, key, 0)
+    for j in range(items):
+        if (j >= moved.size or moved[j]) and number_in(table, slot_of(table, bits, words, keys, j)) < 0:
+            new += 1
     return new
 
 
@@ -161,11 +152,13 @@ def _fold_steps(first, states, log_p, accepted, sites, values, proposed_log_p, s
     the visits of particle p in row r (a chain, or the pool: the last row),
     ``tallies[p, 2r + 1]`` its proposals there.
 
-    A chain whose state did not change (a rejected move) extends its run,
-    counted once when the run ends, without a lookup. Each step first keys
-    every chain's state and proposal and prefetches their hash slots, then
-    finds their particle numbers and prefetches their tallies, then counts:
-    the cache misses of all chains overlap instead of following one another.
+    A step's items are its chains' states (items 0 … chains − 1), then its
+    proposals and scored states. A chain whose state did not change (a
+    rejected move) extends its run, counted once when the run ends, without a
+    lookup. Each step first keys every item and prefetches its hash slot,
+    then finds the particle numbers and prefetches their tallies, then
+    counts: the cache misses of all items overlap instead of following one
+    another.
 
     Stops before a step whose new particles might not fit the arrays (the
     caller grows them and calls again) or would pass ``max_particles``.
@@ -174,61 +167,64 @@ def _fold_steps(first, states, log_p, accepted, sites, values, proposed_log_p, s
     steps, n_chains = log_p.shape
     pooled = n_chains
     width = words.shape[1]
-    keys, proposals = np.empty((n_chains, width), dtype=np.uint64), np.empty((n_chains, width), dtype=np.uint64)
-    running_keys, scored_key = np.empty((n_chains, width), dtype=np.uint64), np.empty((1, width), dtype=np.uint64)
+    most_scored = 0
+    for t in range(first, steps):
+        most_scored = max(most_scored, scored_start[t + 1] - scored_start[t])
+    items = 2 * n_chains + most_scored
+    keys = np.empty((items, width), dtype=np.uint64)
+    rows, item_log_p, numbers = np.empty(items, dtype=np.int64), np.empty(items), np.empty(items, dtype=np.int64)
+    running_keys = np.empty((n_chains, width), dtype=np.uint64)
     running = np.full(n_chains, -1)  # each chain's particle in its current run
     length = np.zeros(n_chains, dtype=np.int64)
-    arrived, proposed = np.empty(n_chains, dtype=np.int64), np.empty(n_chains, dtype=np.int64)
-    moved, proposing = np.empty(n_chains, dtype=np.bool_), np.empty(n_chains, dtype=np.bool_)
+    moved = np.empty(n_chains, dtype=np.bool_)
     step, capped = first, False
     while step < steps:
         low, high = scored_start[step], scored_start[step + 1]
         worst = size + 2 * n_chains + high - low
         if worst > words.shape[0]:
             break
-        for c in range(n_chains):  # keys, and their hash slots on their way
-            pack_state(states, step * n_chains + c, keys, c)
+        m = n_chains  # items keyed so far: keys, and their hash slots on their way
+        for c in range(n_chains):
+            sample = step * n_chains + c
+            pack_state(states, sample, keys, c)
+            rows[c], item_log_p[c] = c, log_p[step, c]
             moved[c] = running[c] < 0 or not same_key(keys, c, running_keys, c)
             if moved[c]:
                 prefetch(table, home(keys, c, bits), 0)
-            proposing[c] = sites.shape[1] > 0 and not accepted[step, c]
-            if proposing[c]:
+            if sites.shape[1] > 0 and not accepted[step, c]:
                 for w in range(width):
-                    proposals[c, w] = keys[c, w]
-                set_sites(proposals, c, sites, values, step * n_chains + c)
-                prefetch(table, home(proposals, c, bits), 0)
-        if worst > max_particles and size + _new_in_step(table, bits, words, keys, proposing, proposals,
-                                                         scored_states, low, high) > max_particles:
+                    keys[m, w] = keys[c, w]
+                set_sites(keys, m, sites, values, sample)
+                rows[m], item_log_p[m] = c, proposed_log_p[step, c]
+                prefetch(table, home(keys, m, bits), 0)
+                m += 1
+        for j in range(low, high):
+            pack_state(scored_states, j, keys, m)
+            rows[m], item_log_p[m] = scored_rows[j], scored_log_p[j]
+            prefetch(table, home(keys, m, bits), 0)
+            m += 1
+        if worst > max_particles and size + _new_keys(table, bits, words, keys, moved, m) > max_particles:
             capped = True
             break
-        for c in range(n_chains):  # particle numbers, and their tallies on their way
-            if moved[c]:
-                arrived[c], size = _particle(table, bits, words, size, keys, c, log_p[step, c], particle_log_p)
-                _prefetch_tallies(tallies, arrived[c], c)
-            if proposing[c]:
-                proposed[c], size = _particle(table, bits, words, size, proposals, c, proposed_log_p[step, c],
-                                              particle_log_p)
-                _prefetch_tallies(tallies, proposed[c], c)
+        for j in range(m):  # particle numbers, and their tallies on their way
+            if j >= n_chains or moved[j]:
+                numbers[j], size = _particle(table, bits, words, size, keys, j, item_log_p[j], particle_log_p)
+                _prefetch_tallies(tallies, numbers[j], rows[j])
         for c in range(n_chains):
             if moved[c]:
                 if running[c] >= 0:
                     _count_run(tallies, c, running[c], length[c], particle_log_p[running[c]], xlogx, sum_xlogx,
                                mass_visited, mass_plus)
-                running[c], length[c] = arrived[c], 0
+                running[c], length[c] = numbers[c], 0
                 for w in range(width):
                     running_keys[c, w] = keys[c, w]
             length[c] += 1
+            n[c] += 1
             sum_log_p[c] += log_p[step, c]
             sum_log_p[pooled] += log_p[step, c]
-            if proposing[c]:
-                _count_proposal(tallies, c, proposed[c], particle_log_p[proposed[c]], mass_plus)
-        for j in range(low, high):
-            pack_state(scored_states, j, scored_key, 0)
-            particle, size = _particle(table, bits, words, size, scored_key, 0, scored_log_p[j], particle_log_p)
-            _count_proposal(tallies, scored_rows[j], particle, particle_log_p[particle], mass_plus)
-        for c in range(n_chains):
-            n[c] += 1
         n[pooled] += n_chains
+        for j in range(n_chains, m):
+            _count_proposal(tallies, rows[j], numbers[j], particle_log_p[numbers[j]], mass_plus)
         step += 1
     for c in range(n_chains):
         if running[c] >= 0:

@@ -93,6 +93,7 @@ def perform(spec: RunSpec, sweep_seed: int) -> dict:
         if problem:
             raise ValueError(f"KL checkpoints: {problem}")
         store = ParticleStore(target, scored_neighbours=config.opad_neighbours)
+        store.exact()  # log Z by enumeration, once and untimed: the reference of the KL, not bookkeeping
     traced = set(traced_steps(spec.steps, spec.trace_points).tolist())
     marks = set(checkpoints(spec.steps, spec.kl_checkpoints)) if store is not None else set()
     rows, kl_rows, kept_states = [], [], []
