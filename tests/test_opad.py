@@ -308,3 +308,17 @@ def test_a_store_joining_a_running_chain_adds_only_neighbourhoods_known_to_be_ne
             centre = records[k - 1].states[chain]
             neighbours = np.repeat(centre[None], target.dim, axis=0) ^ np.eye(target.dim, dtype=np.uint8)
             assert set(targets.state_codes(neighbours).tolist()) <= held, (k, chain)
+
+
+@pytest.mark.parametrize("n_chains", [1, 6])
+def test_the_run_budget_bounds_a_particle_store_s_memory(n_chains):
+    """The dashboard's budget counts ``_particle_bytes`` per distinct state; the store, grown by doubling, holds less."""
+    from dashboard.model.budget import _particle_bytes
+
+    target = targets.make("ising1d", m=14, beta=0.3, J=1.0, h=0.1, mu=1.0)
+    sampler = samplers.make("metropolis", target, n_chains=n_chains, seed=3)
+    store = ParticleStore(target, flush_every=64)
+    for _ in range(3000):
+        store.update(sampler.step())
+    assert store.n_particles > 1500  # past several doublings of the index and the tables
+    assert store.nbytes <= store.n_particles * _particle_bytes(n_chains, target.dim)

@@ -78,9 +78,9 @@ class Estimate:
 
 def _particle_bytes(n_chains: int, dim: int) -> int:
     """Bytes per distinct state in a ``ParticleStore``: visit and proposal counts per chain and pooled
-    (int32), log p̃, the state's 64-bit words, the hash index; ×3 for capacity doubling and the copy while it
-    grows."""
-    return 3 * (8 * (n_chains + 1) + 8 + 8 * words_per_state(dim)) + 32
+    (int32), log p̃, the state's 64-bit words and two 16-byte hash slots per particle of capacity; ×3 for
+    capacity doubling and the copy while it grows."""
+    return 3 * (8 * (n_chains + 1) + 8 + 8 * words_per_state(dim) + 32)
 
 
 def _enumeration_bytes(dim: int) -> int:
