@@ -13,7 +13,8 @@ Printed, with the goals of the compiled-kernels issue:
   (goal for √t: ≥ 40×);
 * LSB1 / LSB2 while learning (goals ≥ 15× and ≥ 8×) and frozen, and frozen
   LSB against our fixed-function step (goal ≤ 1.3×);
-* the per-step cost of our √t step at 240×240 against 30×30 (goal ≤ 1.3).
+* the per-step cost of our √t step at 240×240 against 30×30 (goal ≤ 1.3), with
+  both runs' acceptance and the cost per accepted move.
 
 The reference is read from ``benchmarks.lsb_reference.REFERENCE_DIR``; without
 it the ratios are skipped and only our side is printed.
@@ -41,6 +42,16 @@ def segmentation(size: int):
 def ours(name: str, target, steps: int, repeats: int, record: bool = False, **params) -> float:
     sampler = samplers.make(name, target, n_chains=N_CHAINS, seed=0, **params)
     return cpu_seconds_per_step(sampler, steps, repeats, record)
+
+
+def acceptance(name: str, target, steps: int, **params) -> float:
+    """Fraction of moves accepted over the warm-up and one timed repeat of ``ours`` (same seed, same chains)."""
+    sampler = samplers.make(name, target, n_chains=N_CHAINS, seed=0, **params)
+    accepted = 0
+    for _ in range(max(1, steps // 5) + steps):
+        sampler.step(False)
+        accepted += int(sampler.last_accepted.sum())
+    return accepted / ((max(1, steps // 5) + steps) * N_CHAINS)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -96,6 +107,11 @@ def report(args) -> None:
         print(f"frozen {parametrization.upper()} / fixed √t step: {seconds / fixed:.2f} (goal ≤ 1.3)")
     scaled = ours("locally_balanced", large, steps, repeats, balancing="sqrt")
     print(f"√t step 240×240 / 30×30: {scaled / fixed:.2f} (goal ≤ 1.3)")
+    accepted = {size: acceptance("locally_balanced", target, steps, balancing="sqrt")
+                for size, target in ((30, small), (240, large))}
+    print(f"  acceptance over the timed steps: {accepted[30]:.2f} at 30×30, {accepted[240]:.2f} at 240×240 (a locally "
+          f"balanced proposal's acceptance tends to 1 as d grows, and each accepted flip rewrites deg + 1 leaves and "
+          f"their paths); per accepted move 240×240 / 30×30: {scaled / accepted[240] / (fixed / accepted[30]):.2f}")
 
 
 def _us(seconds: float | None) -> str:

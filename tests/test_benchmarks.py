@@ -193,6 +193,7 @@ def test_kernels_vs_reference_prints_our_side_and_skips_a_missing_reference(tmp_
         "| LSB1 while learning", "| LSB1 frozen", "| LSB2 while learning", "| LSB2 frozen"]
     assert all(row.split(" | ")[1] == "–" and row.split(" | ")[4] == "–" for row in rows)
     assert "√t step 240×240 / 30×30:" in out and "frozen LSB2 / fixed √t step:" in out
+    assert "per accepted move 240×240 / 30×30:" in out
 
 
 def test_discs_ising_prints_both_findings_with_verdicts(capsys, tmp_path):
