@@ -78,6 +78,7 @@ _XLOGX = np.arange(XLOGX_TABLE) * np.log(np.maximum(np.arange(XLOGX_TABLE), 1))
 
 @helper
 def _xlogx(c, table):
+    """c log c of a count c (0 for 0), from ``table`` below its size."""
     return table[c] if c < table.size else c * np.log(c)
 
 
@@ -262,13 +263,14 @@ class _Scored:
         return np.searchsorted(self.steps, np.arange(n_steps + 1))
 
 
-def _rejected_full_proposals(pending: list[StepRecord], accepted: np.ndarray, offset: int):
+def _rejected_full_proposals(pending: list[StepRecord], accepted: np.ndarray, proposed_log_p: np.ndarray,
+                             offset: int):
     """(step, chain, state, log p̃) of every rejected proposal, for records whose proposals change different
-    numbers of sites from step to step (an accepted proposal is the new sample)."""
+    numbers of sites from step to step (an accepted proposal is the new sample); ``accepted`` and
+    ``proposed_log_p`` are the flush's, whose records start at step ``offset``."""
     steps, chains = np.nonzero(~accepted[offset:])
     proposals = _stacked([r.proposed for r in pending])[steps, chains]
-    log_p = _stacked([r.proposed_log_prob for r in pending])[steps, chains]
-    return steps + offset, chains, proposals, log_p
+    return steps + offset, chains, proposals, proposed_log_p[steps + offset, chains]
 
 
 def _extra_states(pending: list[StepRecord], offset: int):
@@ -369,7 +371,7 @@ class ParticleStore:
             sites, values = (np.concatenate([np.zeros_like(field[:1]), field]) for field in (sites, values))
         states, log_p, accepted, proposed_log_p = fields
         states, sites, values = (field.reshape(log_p.size, field.shape[-1]) for field in (states, sites, values))
-        parts = [] if uniform else [_rejected_full_proposals(pending, accepted, offset)]
+        parts = [] if uniform else [_rejected_full_proposals(pending, accepted, proposed_log_p, offset)]
         if self.scored_neighbours:
             parts.append(self._neighbours(pending, offset))
         if pending[0].extra_states is not None:

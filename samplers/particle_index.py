@@ -106,6 +106,7 @@ def number_in(table, slot):
 
 @helper
 def _put(table, slot, keys, k, number):
+    """Slot ``slot`` ← particle ``number`` with key keys[k] (its first word)."""
     table[slot, 0] = keys[k, 0]
     table[slot, 1] = number
 
@@ -134,6 +135,7 @@ def _find_states(table, bits, words, states, found):
 
 @njit(cache=True)
 def _rehash(table, bits, words, size):
+    """Put particles 0 … size − 1 (their keys in ``words``) into an empty table."""
     for number in range(size):
         _put(table, slot_of(table, bits, words, words, number), words, number, number)
 
