@@ -129,7 +129,8 @@ class Sampler(param.Parameterized):
 
     registry_name = ""
     #: Bytes per chain and site of the default ``estimated_bytes``: the state (uint8), and in the last step
-    #: record its copy and the proposal; subclasses add their per-site caches (8 per float64 cache).
+    #: record its copy and the proposals a reader computes from it; subclasses add their per-site caches (8 per
+    #: float64 cache).
     bytes_per_site = 3
     n_chains = param.Integer(1, bounds=(1, 100_000), doc="Number of chains advanced together.")
     seed = param.Integer(0, bounds=(0, 2**63 - 1), doc="Seed of the sampler's random numbers and initial states.")

@@ -115,7 +115,6 @@ def measured(name: str, params: dict, n_chains: int) -> int:
     sampler = samplers.make(name, target_for(name), n_chains=n_chains, seed=0, **params)
     for _ in range(3):
         record = sampler.step()
-    record.proposed  # materialised, as a consumer of the record does
     return held_bytes(sampler, record)
 
 
