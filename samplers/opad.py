@@ -361,7 +361,7 @@ class ParticleStore:
         fields = [_stacked(column) for column in columns[:4]]
         uniform = len({s.shape for s in columns[4]}) == 1
         sites, values = ((_stacked(columns[4]), _stacked(columns[5])) if uniform
-                         else (np.zeros((len(pending), self.n_chains, 0), dtype=np.int64),) * 2)
+                         else (np.zeros((len(pending), self.n_chains, 0), dtype=dtype) for dtype in (np.int64, np.uint8)))
         offset = int(pending[0].start_states is not None and self._n[-1] == 0)
         if offset:  # the chains' initial states: samples without a proposal
             start = pending[0]
@@ -369,8 +369,11 @@ class ParticleStore:
                       np.zeros(self.n_chains))
             fields = [np.concatenate([first[None], field]) for first, field in zip(starts, fields)]
             sites, values = (np.concatenate([np.zeros_like(field[:1]), field]) for field in (sites, values))
-        states, log_p, accepted, proposed_log_p = fields
-        states, sites, values = (field.reshape(log_p.size, field.shape[-1]) for field in (states, sites, values))
+        states, log_p, accepted, proposed_log_p = (np.ascontiguousarray(field, dtype=dtype) for field, dtype in
+                                                   zip(fields, (np.uint8, np.float64, np.bool_, np.float64)))
+        # one signature of the compiled fold for every sampler (a new one would compile in the middle of a run)
+        states, sites, values = (np.ascontiguousarray(field.reshape(log_p.size, field.shape[-1]), dtype=dtype)
+                                 for field, dtype in ((states, np.uint8), (sites, np.int64), (values, np.uint8)))
         parts = [] if uniform else [_rejected_full_proposals(pending, accepted, proposed_log_p, offset)]
         if self.scored_neighbours:
             parts.append(self._neighbours(pending, offset))

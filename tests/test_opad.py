@@ -322,3 +322,27 @@ def test_the_run_budget_bounds_a_particle_store_s_memory(n_chains):
         store.update(sampler.step())
     assert store.n_particles > 1500  # past several doublings of the index and the tables
     assert store.nbytes <= store.n_particles * _particle_bytes(n_chains, target.dim)
+
+
+def test_every_record_stream_folds_with_one_compiled_signature():
+    """Records of fixed-size proposals (partition MCMC's sites come in Fortran order) and of variable-size ones
+    (PAS), scored neighbourhoods and hot replicas all reach the compiled fold with the same argument types: another
+    signature would compile in the middle of a served run (a browser test timed out on it, on a loaded machine),
+    since the warm-up compiles only the one."""
+    from samplers.opad import _fold_steps
+    from tests.test_dag_samplers import dag_target
+
+    tiny, dag = TINY_TARGETS["frustrated_boltzmann"](), dag_target(4)
+    runs = [(tiny, samplers.make("metropolis", tiny, n_chains=3, seed=0), False),
+            (tiny, samplers.make("pas", tiny, n_chains=3, seed=0), False),
+            (tiny, samplers.make("locally_balanced", tiny, n_chains=3, seed=0, record_neighbours=True), True),
+            (tiny, samplers.make("parallel_tempering", tiny, n_chains=3, seed=0, record_replicas=True), False),
+            (dag, samplers.make("partition_mcmc", dag, n_chains=3, seed=0), False)]
+    assert len({runs[1][1].step().proposed_sites.shape for _ in range(30)}) > 1  # PAS: proposals of 1, 2, 3 sites
+    for target, sampler, scored in runs:
+        store = ParticleStore(target, flush_every=4, scored_neighbours=scored)
+        for _ in range(12):
+            store.update(sampler.step())
+        store.flush()
+        assert store.n_particles > 0
+    assert len(_fold_steps.signatures) == 1
