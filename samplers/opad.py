@@ -161,9 +161,10 @@ def _fold_steps(first, states, log_p, accepted, sites, values, proposed_log_p, s
     counts: the cache misses of all items overlap instead of following one
     another.
 
-    Stops before a step whose new particles might not fit the arrays (the
-    caller grows them and calls again) or would pass ``max_particles``.
-    Returns (next step, size, whether ``max_particles`` stopped it).
+    Stops before a step whose new particles might not fit the arrays or would
+    pass ``max_particles``. Returns (next step, size, whether
+    ``max_particles`` stopped it, the particles the arrays must hold for the
+    next step: the caller grows them to that and calls again, 0 when done).
     """
     steps, n_chains = log_p.shape
     pooled = n_chains
@@ -178,11 +179,12 @@ def _fold_steps(first, states, log_p, accepted, sites, values, proposed_log_p, s
     running = np.full(n_chains, -1)  # each chain's particle in its current run
     length = np.zeros(n_chains, dtype=np.int64)
     moved = np.empty(n_chains, dtype=np.bool_)
-    step, capped = first, False
+    step, capped, needed = first, False, 0
     while step < steps:
         low, high = scored_start[step], scored_start[step + 1]
         worst = size + 2 * n_chains + high - low
         if worst > words.shape[0]:
+            needed = worst
             break
         m = n_chains  # items keyed so far: keys, and their hash slots on their way
         for c in range(n_chains):
@@ -231,7 +233,7 @@ def _fold_steps(first, states, log_p, accepted, sites, values, proposed_log_p, s
         if running[c] >= 0:
             _count_run(tallies, c, running[c], length[c], particle_log_p[running[c]], xlogx, sum_xlogx,
                        mass_visited, mass_plus)
-    return step, size, capped
+    return step, size, capped, needed
 
 
 #: What a flush reads from each record, in one call per record.
@@ -388,14 +390,16 @@ class ParticleStore:
             return
         self._previous = pending[-1]
         scored_start = scored.starts(steps)
-        index, step, capped = self._index, 0, False
-        while step < steps and not capped:
-            self._reserve(index.size + 2 * self.n_chains + int(np.diff(scored_start[step:step + 2])[0]))
-            step, index.size, capped = _fold_steps(
+        index, step, needed = self._index, 0, 0
+        while True:
+            self._reserve(needed)
+            step, index.size, capped, needed = _fold_steps(
                 step, states, log_p, accepted, sites, values, proposed_log_p, scored_start, scored.rows,
                 scored.states, scored.log_p, index.table, index.bits, index.words, index.size, self.max_particles,
                 self._tallies, self._log_p, _XLOGX, self._n, self._sum_log_p, self._sum_xlogx,
                 self._mass_visited, self._mass_plus)
+            if not needed:
+                break
         if capped:
             self.full = (f"the particle store reached max_particles={self.max_particles:,} distinct states "
                          f"and stopped updating after {int(self._n[-1]):,} samples; raise max_particles to go on")
