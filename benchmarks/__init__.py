@@ -65,13 +65,27 @@ def cpu_seconds_per_step(sampler, steps: int, repeats: int, record: bool = False
     The numeric libraries run one thread each meanwhile, so that a BLAS pool spinning after an earlier call (a
     target's evaluation at the sampler's reset) is not counted (``sweeps.runner``).
     """
+    return interleaved_cpu_seconds_per_step([sampler], steps, repeats, record)[0]
+
+
+def interleaved_cpu_seconds_per_step(samplers, steps: int, repeats: int, record: bool = False) -> list[float]:
+    """``cpu_seconds_per_step`` of each of ``samplers``, their timed repeats taken in turn (A, B, A, B, …).
+
+    A ratio of two samplers' costs is then measured under the same conditions:
+    a machine that slows down or speeds up during the run (another tenant, the
+    clock) affects both sides' repeats alike, and each side keeps its best.
+    Every timed repeat follows ``steps // 5`` untimed steps of the same sampler,
+    so that it finds its own data in the caches, as a sampler run alone does,
+    not evicted by the sampler timed before it.
+    """
     with threadpool_limits(limits=1):
-        for _ in range(max(1, steps // 5)):
-            sampler.step(record)
-        best = float("inf")
+        best = [float("inf")] * len(samplers)
         for _ in range(repeats):
-            start = time.process_time()
-            for _ in range(steps):
-                sampler.step(record)
-            best = min(best, (time.process_time() - start) / steps)
+            for k, sampler in enumerate(samplers):
+                for _ in range(max(1, steps // 5)):
+                    sampler.step(record)
+                start = time.process_time()
+                for _ in range(steps):
+                    sampler.step(record)
+                best[k] = min(best[k], (time.process_time() - start) / steps)
     return best

@@ -237,7 +237,9 @@ def sample_rows(log_leaves, sums, rows, uniforms, drawn):
     u·(node's total), u uniform on [0, 1) — ``uniforms[e, 0]`` for the root's
     children, ``uniforms[e, L − 1]`` for the leaves (levels are numbered from
     the leaves, 0, up to the root, L). The trees descend together, level by level, so that their
-    memory reads overlap instead of waiting for each other.
+    memory reads overlap instead of waiting for each other: as soon as a tree has drawn its node on
+    one level, the line of that node's children is prefetched, and it arrives while the other trees
+    draw theirs.
     """
     width = log_leaves.shape[1]
     depth = tree_depth(log_leaves)
@@ -246,10 +248,13 @@ def sample_rows(log_leaves, sums, rows, uniforms, drawn):
         drawn[e] = 0
     for level in range(depth, 0, -1):
         below = offset - level_slots(width, level - 1, depth)
+        beneath = below - level_slots(width, level - 2, depth) if level > 1 else 0
         for e in range(rows.size):
             r, v = rows[e], drawn[e]
             target = uniforms[e, depth - level] * sums[r, offset + v]
             drawn[e] = FANOUT * v + _child_drawn(sums, r, below + FANOUT * v, target)
+            if level > 1:
+                prefetch(sums, r, beneath + FANOUT * drawn[e])
         offset = below
 
 
