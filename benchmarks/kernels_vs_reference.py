@@ -15,7 +15,8 @@ Printed, with the goals of the compiled-kernels issue:
   LSB against our fixed-function step (goal ≤ 1.3×);
 * the per-step cost of our √t step at 240×240 against 30×30 (goal ≤ 1.3), the
   two timed in alternating repeats (``interleaved_cpu_seconds_per_step``), with
-  both runs' acceptance and the cost per accepted move.
+  both runs' acceptance and the cost per accepted move, and the same ratio
+  with 1 and 4 chains, whose data fit the caches at 240×240 as well.
 
 The reference is read from ``benchmarks.lsb_reference.REFERENCE_DIR``; without
 it the ratios are skipped and only our side is printed.
@@ -34,6 +35,8 @@ from . import arguments, cpu_seconds_per_step, interleaved_cpu_seconds_per_step
 from .lsb_reference import SKIPPED, available, reference_seconds_per_step
 
 N_CHAINS = 30
+#: Chain counts at which the 240×240 / 30×30 ratio is also printed: the chains' data grow with their number.
+FEWER_CHAINS = (1, 4)
 
 
 def segmentation(size: int):
@@ -43,6 +46,13 @@ def segmentation(size: int):
 def ours(name: str, target, steps: int, repeats: int, record: bool = False, **params) -> float:
     sampler = samplers.make(name, target, n_chains=N_CHAINS, seed=0, **params)
     return cpu_seconds_per_step(sampler, steps, repeats, record)
+
+
+def lattice_pair(small, large, n_chains: int, steps: int, repeats: int) -> list[float]:
+    """CPU seconds per √t step on the 30×30 and the 240×240 task with ``n_chains`` chains, timed in turn."""
+    return interleaved_cpu_seconds_per_step(
+        [samplers.make("locally_balanced", target, n_chains=n_chains, seed=0, balancing="sqrt")
+         for target in (small, large)], steps, 2 * repeats)
 
 
 def acceptance(name: str, target, steps: int, **params) -> float:
@@ -106,11 +116,12 @@ def report(args) -> None:
         print(f"| {label} | {_us(reference)} | {_us(bare)} | {_us(recorded)} | {ratio} | {goal} |")
     for parametrization, seconds in frozen.items():
         print(f"frozen {parametrization.upper()} / fixed √t step: {seconds / fixed:.2f} (goal ≤ 1.3)")
-    at_30, at_240 = interleaved_cpu_seconds_per_step(
-        [samplers.make("locally_balanced", target, n_chains=N_CHAINS, seed=0, balancing="sqrt")
-         for target in (small, large)], steps, 2 * repeats)
+    at_30, at_240 = lattice_pair(small, large, N_CHAINS, steps, repeats)
     print(f"√t step 240×240 / 30×30: {at_240 / at_30:.2f} (goal ≤ 1.3; {_us(at_240)} against {_us(at_30)} µs, "
           f"their repeats taken in turn)")
+    fewer = {n: lattice_pair(small, large, n, steps, repeats) for n in FEWER_CHAINS}
+    print("  the same with fewer chains (their states, flip ratios and trees fit the caches at 240×240 too): "
+          + ", ".join(f"{n} chain{'s' * (n > 1)} {pair[1] / pair[0]:.2f}" for n, pair in fewer.items()))
     accepted = {size: acceptance("locally_balanced", target, steps, balancing="sqrt")
                 for size, target in ((30, small), (240, large))}
     print(f"  acceptance over the timed steps: {accepted[30]:.2f} at 30×30, {accepted[240]:.2f} at 240×240 (a locally "

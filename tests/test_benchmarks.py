@@ -194,6 +194,19 @@ def test_kernels_vs_reference_prints_our_side_and_skips_a_missing_reference(tmp_
     assert all(row.split(" | ")[1] == "–" and row.split(" | ")[4] == "–" for row in rows)
     assert "√t step 240×240 / 30×30:" in out and "frozen LSB2 / fixed √t step:" in out
     assert "per accepted move 240×240 / 30×30:" in out
+    assert "1 chain " in out and "4 chains " in out
+
+
+def test_interleaved_timing_gives_each_sampler_its_own_warm_up_and_repeats():
+    import samplers
+    import targets
+    from benchmarks import interleaved_cpu_seconds_per_step
+
+    target = targets.make("ising1d", m=6)
+    first, second = (samplers.make("metropolis", target, n_chains=2, seed=seed) for seed in (0, 1))
+    seconds = interleaved_cpu_seconds_per_step([first, second], steps=10, repeats=3)
+    assert len(seconds) == 2 and all(0 < s < float("inf") for s in seconds)
+    assert first.n_steps == second.n_steps == 3 * (10 + 2)  # each repeat: steps // 5 untimed, then the timed steps
 
 
 def test_discs_ising_prints_both_findings_with_verdicts(capsys, tmp_path):
