@@ -104,16 +104,15 @@ def perform(spec: RunSpec, sweep_seed: int) -> dict:
         if k:
             started = time.perf_counter()
             record = sampler.step(record=store is not None)
-            stepped = time.perf_counter()
-            step_wall += stepped - started
+            step_wall += time.perf_counter() - started
             accepted += int(np.count_nonzero(sampler.last_accepted))
             if store is not None:
-                stepped = time.perf_counter()
+                feeding = time.perf_counter()  # after the acceptance count, which is neither step nor store
                 store.update(record)
                 if k in marks:
                     store.flush()
                     kl_rows.append(store.kl_table(range(sampler.n_chains)))
-                store_wall += time.perf_counter() - stepped
+                store_wall += time.perf_counter() - feeding
         if k in traced:
             rows.append((k, sampler.n_evals, clock.cpu_seconds(step_wall),
                          sampler.log_p.copy() if "log_prob" in spec.traced else None,
