@@ -24,7 +24,7 @@ COMPILE_KERNELS := $(BIN)/python -m samplers.warmup
 .PHONY: serve test benchmark venv clean-venv
 
 serve: $(RUN_STAMP)
-	$(BIN)/panel serve app.py --port $(PORT) --websocket-max-message-size 104857600
+	$(BIN)/panel serve app.py --port $(PORT) --websocket-max-message-size 104857600 --setup serve_setup.py
 
 test: $(DEV_STAMP)
 	$(BIN)/python -m pytest

@@ -10,6 +10,9 @@ server's budget. Set the budget after ``--args``, e.g.
 --upload-limit SIZE  largest uploaded file (10MB; files are refused in the browser above it; the server's
                      --websocket-max-message-size must exceed 4/3 of it, and `make serve` sets 100 MB)
 --idle-seconds S     a worker that hears nothing from its session for S seconds ends (120)
+
+Before the options, ``--setup serve_setup.py`` (as `make serve` has it) lets links too long for the app reach it,
+which refuses them with its own message instead of a blank page (``dashboard.serving``).
 """
 
 import panel as pn

@@ -17,7 +17,7 @@ from pathlib import Path
 BENCHMARKS = ["core_throughput", "dashboard_live", "lsb_cost", "lsb_segmentation", "lsb_rbm", "lsb_markov",
               "opad_ising", "opad_bvs", "opad_dag", "exact_enumeration", "intracluster_paper", "intracluster_cost",
               "kernels_vs_reference", "paper_claims", "discs_ising",
-              "classroom", "sweep_scaling"]
+              "classroom", "sweep_scaling", "bakeoff"]
 HELP = ("-h", "--help")
 
 

@@ -269,7 +269,7 @@ class Server:
         self._log = open(log_path, "w")
         command = [sys.executable, "-m", "panel", "serve", "app.py", "--port", str(self.port), "--address", "127.0.0.1",
                    "--allow-websocket-origin", f"127.0.0.1:{self.port}", "--liveness",
-                   "--websocket-max-message-size", "104857600",
+                   "--websocket-max-message-size", "104857600", "--setup", "serve_setup.py",
                    "--check-unused-sessions", str(max(100, lifetime_ms // 2)),
                    "--unused-session-lifetime", str(lifetime_ms), "--args", *budget_args]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}

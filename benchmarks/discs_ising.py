@@ -18,9 +18,10 @@ its findings on the Ising model are checked here:
    λ = 0.5, b_i = U(−σ, σ) + μ·(+1 inside the disc of area 1/2 centred on the
    lattice, −1 outside), μ = 0.5, σ = 1.5 (DISCS's ``models/ising.py``).
 
-Each finding gets a verdict: reproduced when every comparison goes the claimed
-way with 95 % intervals (over chains) that do not overlap, not reproduced when
-one goes the other way so, inconclusive otherwise. The sizes and lengths are
+Each finding gets a verdict in the project's vocabulary (``samplers.verdicts``):
+reproduced when every comparison goes the claimed way with 95 % intervals
+(over chains) that do not overlap, not reproduced when one goes the other way
+so, inconclusive otherwise. The sizes and lengths are
 smaller than DISCS's (50×50 and 10⁵–10⁶ steps; ``--size``, ``--steps``). Every
 run (a sampler on one model, the Hamming distance of every chain traced at
 every step) is one run of a sweep, executed on Dask and stored (``--workers``,
@@ -42,6 +43,7 @@ import samplers
 from dashboard.model.config import RunConfig
 from samplers.convergence import Interval, interval
 from samplers.diagnostics import discs_ess
+from samplers.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, weakest
 from sweeps import RunSpec
 
 from . import SWEEP_DEFAULTS, SWEEP_HELPS, arguments, sweep_store
@@ -102,11 +104,10 @@ def separated(better: Interval, worse: Interval) -> bool | None:
 
 
 def finding_verdict(outcomes: list[bool | None]) -> str:
-    if outcomes and all(outcomes):
-        return "reproduced"
-    if any(outcome is False for outcome in outcomes):
-        return "not reproduced"
-    return "inconclusive"
+    """The weakest (``samplers.verdicts``) of the comparisons: reproduced if every one goes DISCS's way, not
+    reproduced if one goes the other way, inconclusive otherwise (and with none)."""
+    judged = {True: REPRODUCED, False: NOT_REPRODUCED, None: INCONCLUSIVE}
+    return weakest(*(judged[outcome] for outcome in outcomes)) if outcomes else INCONCLUSIVE
 
 
 def balancing_against_temperature(args, runs: dict, store) -> str:
@@ -142,7 +143,7 @@ def dimension_scaling(args, runs: dict, store) -> str:
              if store.has(runs[size, "metropolis"].run_id) and store.has(runs[size, "pas"].run_id)]
     if not sizes:
         print("Finding 2 · every size has a failed run (the sweep's summary says why)\n")
-        return "inconclusive"
+        return INCONCLUSIVE
     print(f"Finding 2 · DISCS's Ising model (λ = 0.5, μ = 0.5, σ = 1.5, open lattice), {args.chains} chains × "
           f"{args.steps} steps; PAS tunes its path length for the first {args.steps // 10} steps")
     print(f"{'L':>4} {'d':>6} {'Metropolis ESS/step':>26} {'PAS ESS/step':>26} {'PAS L':>6} {'PAS/Metropolis':>15} "

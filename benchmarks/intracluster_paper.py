@@ -17,19 +17,24 @@ capped at min(n, d − n)/2 (at k = n a move could only propose the state with
 every bit flipped); s = 0.25 gives 30×30, 6×6×6 and 14×14 + 125.
 
 Protocol (the paper's): in a trial one chain of each sampler starts from the
-same uniform state of S_n (the trial's seed) and runs for the same wall-clock budget
-``--seconds``; E = −log p̃ is recorded after every move with the cumulative
-sampling time. Each target's traces are then read on one time grid spaced by
-the slowest sampler's mean time per move — so IM keeps about one point per
-move and Kawasaki is subsampled, as the paper took every r-th Metropolis
-sample — the value at t being the chain's energy at time t (fewer than 16
-points, too short a budget for the slowest sampler, is refused). After the first
+same uniform state of S_n (the trial's seed) and runs for the same compute budget
+``--seconds``, measured as the CPU time of its process (the paper's
+"computational time"; a worker runs one task on one thread, so other work on
+the machine does not count); E = −log p̃ is recorded after every move with the
+cumulative sampling time and the target evaluations made by then. Each
+target's traces are then read on one time grid spaced by the slowest
+sampler's mean time per move — so IM keeps about one point per move and
+Kawasaki is subsampled, as the paper took every r-th Metropolis sample — the
+value at t being the chain's energy at time t (fewer than 16 points, too
+short a budget for the slowest sampler, is refused). After the first
 ``--burn-in`` fraction of the grid: each trial's normalised energy ACF against
 the time lag (then mean ± sd over trials), the bulk ESS of its grid series
 (``samplers.diagnostics.ess``), τ_int = window / ESS in seconds, and ESS per
 second. A chain that has not mixed within the window has an ESS of a few, so
 its τ_int is about the window: a lower bound, not a measurement (a chain that
-never moved counts as ESS 1, τ_int = the window).
+never moved, or whose ESS is below 1, is censored at the window:
+``samplers.verdicts.censored``). Each trial's energy also gets its Monte Carlo
+standard error sd / √ESS over the same stretch.
 
 ``--moves N`` (N ≥ 15) fixes the WORK instead of the budget, so that what a
 run prints does not depend on the machine's speed (the tests use it): in each
@@ -51,7 +56,7 @@ then the ACF at the lags ``--lags`` (seconds; "—" beyond half the window or
 where no chain moved, "(m of N trials)" when only m chains moved). Tables and
 an HTML page of energy-vs-time and ACF-vs-lag curves (mean and ±1 sd band
 over trials) are written to intracluster_paper.{md,html} beside the sweep's
-directory. Timings are of one shared machine: expect a few per cent of noise.
+directory. CPU timings still vary a few per cent with the machine's caches and clock.
 
 Each trial of each target is one task of a sweep (``Trial``: its samplers run
 one after the other in one worker process, so they share its core alike),
@@ -80,6 +85,7 @@ from bokeh.palettes import Category10_10
 import samplers
 import targets
 from samplers.diagnostics import autocorrelation, ess_per_chain, on_time_grid
+from samplers.verdicts import censored
 from sweeps import Task, run_seed
 from targets.base import Target
 
@@ -114,15 +120,21 @@ class Experiment:
 
 @dataclass(frozen=True)
 class Trace:
-    """One chain's energy E = −log p̃ after every move and the sampling seconds spent by then (index 0: start)."""
+    """One chain's energy E = −log p̃ after every move, and the sampling CPU seconds spent and target evaluations
+    made by then (index 0: start)."""
 
     times: np.ndarray
     energy: np.ndarray
     acceptance: float
+    evaluations: np.ndarray
 
     @property
     def moves_per_second(self) -> float:
         return (len(self.times) - 1) / self.times[-1]
+
+    @property
+    def evaluations_per_second(self) -> float:
+        return float(self.evaluations[-1] - self.evaluations[0]) / self.times[-1]
 
     def on_grid(self, grid: np.ndarray) -> np.ndarray:
         """The chain's energy at each time of ``grid`` (the last move completed by then)."""
@@ -135,8 +147,10 @@ class Summary:
 
     label: str
     moves_per_second: np.ndarray
+    evaluations_per_second: np.ndarray
     acceptance: np.ndarray
     mean_energy: np.ndarray
+    standard_error: np.ndarray
     tau: np.ndarray
     ess_per_second: np.ndarray
     energy: np.ndarray
@@ -194,20 +208,21 @@ def experiments(scale: float) -> list[Experiment]:
 # -- runs ------------------------------------------------------------------------------------------------
 def timed_trace(experiment: Experiment, setting: Setting, seed: int, seconds: float = math.inf,
                 moves: float = math.inf) -> Trace:
-    """One chain of ``setting`` from the uniform start ``seed`` of S_n, run until ``seconds`` of wall-clock time
-    have passed or ``moves`` moves are made, whichever comes first (at least one move)."""
+    """One chain of ``setting`` from the uniform start ``seed`` of S_n, run until ``seconds`` of this process's CPU
+    time have passed or ``moves`` moves are made, whichever comes first (at least one move)."""
     if math.isinf(seconds) and math.isinf(moves):
         raise ValueError("give a time budget (seconds) or a number of moves")
     sampler = samplers.make(setting.sampler, experiment.target, n_chains=1, seed=seed,
                             n_active=experiment.n_active, **setting.params)
-    times, energy, accepted = [0.0], [-float(sampler.log_p[0])], 0
-    start = time.perf_counter()
+    times, energy, evaluations, accepted = [0.0], [-float(sampler.log_p[0])], [sampler.n_evals], 0
+    start = time.process_time()
     while times[-1] < seconds and len(times) - 1 < moves:
         sampler.step(record=False)
-        times.append(time.perf_counter() - start)
+        times.append(time.process_time() - start)
         energy.append(-float(sampler.log_p[0]))
+        evaluations.append(sampler.n_evals)
         accepted += int(sampler.last_accepted[0])
-    return Trace(np.array(times), np.array(energy), accepted / (len(times) - 1))
+    return Trace(np.array(times), np.array(energy), accepted / (len(times) - 1), np.array(evaluations))
 
 
 def run_trial(experiment: Experiment, seed: int, seconds: float, moves: int = 0) -> tuple[list[Trace], float]:
@@ -234,7 +249,7 @@ class Trial(Task):
     """One trial of one experiment as a sweep's task (``sweeps.Task``): ``run_trial`` in one process, so its
     settings share the machine alike and get equal compute time, from the start ``run_seed(sweep seed, run
     id)``. Its result holds each setting's move times, energies and acceptance (the times are wall-clock
-    measurements: a rerun gives other ones) and the time every trace covers."""
+    measurements of CPU time: a rerun gives other ones) and the time every trace covers."""
 
     scale: float
     experiment: int  # index in EXPERIMENTS
@@ -245,14 +260,16 @@ class Trial(Task):
 
     def description(self) -> dict:
         return {"kind": "intracluster_trial", "scale": self.scale, "experiment": EXPERIMENTS[self.experiment].__name__,
-                "trial": self.trial, "seconds": self.seconds if not self.moves else None, "moves": self.moves}
+                "trial": self.trial, "seconds": self.seconds if not self.moves else None, "moves": self.moves,
+                "clock": "process CPU time"}
 
     def perform(self, sweep_seed: int) -> dict:
         traces, budget = run_trial(EXPERIMENTS[self.experiment](self.scale), run_seed(sweep_seed, self.run_id),
                                    self.seconds, self.moves)
         result = {"spec": json.dumps(self.to_dict()), "budget": budget}
         for j, trace in enumerate(traces):
-            result |= {f"times_{j}": trace.times, f"energy_{j}": trace.energy, f"acceptance_{j}": trace.acceptance}
+            result |= {f"times_{j}": trace.times, f"energy_{j}": trace.energy, f"acceptance_{j}": trace.acceptance,
+                       f"evaluations_{j}": trace.evaluations}
         return result
 
 
@@ -266,7 +283,8 @@ def stored_trials(experiment: Experiment, trials: list[Trial], store) -> tuple[d
             continue
         result = store.read(trial.run_id)
         for j, setting in enumerate(experiment.settings):
-            traces[setting.label].append(Trace(result[f"times_{j}"], result[f"energy_{j}"], result[f"acceptance_{j}"]))
+            traces[setting.label].append(Trace(result[f"times_{j}"], result[f"energy_{j}"], result[f"acceptance_{j}"],
+                                               result[f"evaluations_{j}"]))
         budgets.append(result["budget"])
     if not budgets:
         raise SystemExit(f"every trial of {experiment.title} failed (the sweep's summary says why)")
@@ -289,7 +307,8 @@ def time_grid(traces: dict[str, list[Trace]], seconds: float, points: int | None
 
 
 def summarise(label: str, traces: list[Trace], grid: np.ndarray, burn_in: float) -> Summary:
-    """Per-trial speed, acceptance, mean energy, τ_int and ESS/s after burn-in, and the curves on ``grid``."""
+    """Per-trial speed, acceptance, mean energy with its standard error sd / √ESS, τ_int = window / ESS (censored at
+    the window when ESS < 1) and ESS/s after burn-in, and the curves on ``grid``."""
     # Rounded, so that the float drift of log p̃ along moves between states of equal energy is no motion.
     energy = np.round([trace.on_grid(grid) for trace in traces], 9)
     first = int(burn_in * len(grid))
@@ -299,10 +318,13 @@ def summarise(label: str, traces: list[Trace], grid: np.ndarray, burn_in: float)
     with np.errstate(invalid="ignore"):
         acf = autocorrelation(kept)[:, : kept.shape[1] // 2]
     acf[np.ptp(kept, axis=1) == 0] = np.nan  # a chain that never moved has no ACF (not the FFT's rounding noise)
-    tau = window / np.maximum(ess, 1.0)  # a chain that never moved: the window, as for one that never mixed
+    with np.errstate(divide="ignore"):  # a chain that never moved (ESS 0) is censored, as one that never mixed
+        tau = censored(np.where(ess >= 1.0, window / ess, np.inf), window)
+    standard_error = kept.std(axis=1) / np.sqrt(np.maximum(ess, 1.0))
     return Summary(label, np.array([trace.moves_per_second for trace in traces]),
-                   np.array([trace.acceptance for trace in traces]), kept.mean(axis=1), tau, ess / window,
-                   energy, acf)
+                   np.array([trace.evaluations_per_second for trace in traces]),
+                   np.array([trace.acceptance for trace in traces]), kept.mean(axis=1), standard_error, tau,
+                   ess / window, energy, acf)
 
 
 # -- tables and figures -----------------------------------------------------------------------------------
@@ -358,9 +380,18 @@ def band_figure(title: str, x: np.ndarray, curves: dict[str, np.ndarray], xlabel
                                       shared_axes=False)
 
 
+def figures(experiment: Experiment, grid: np.ndarray, summaries: list[Summary]) -> list:
+    """The energy against sampling time and its ACF against time lag (``band_figure``: mean ± sd over trials)."""
+    lag_seconds = grid[: summaries[0].acf.shape[1]]
+    return [band_figure(f"{experiment.title}: energy", grid, {s.label: s.energy for s in summaries},
+                        "sampling time (CPU s)", "E = −log p̃"),
+            band_figure(f"{experiment.title}: energy ACF", lag_seconds, {s.label: s.acf for s in summaries},
+                        "time lag (CPU s)", "autocorrelation")]
+
+
 HELPS = {
     "scale": "fraction of the paper's units kept, 0 < s ≤ 1 (1: the paper's sizes)",
-    "seconds": "wall-clock sampling budget of every chain in every trial (ignored when --moves > 0)",
+    "seconds": "sampling budget (CPU seconds) of every chain in every trial (ignored when --moves > 0)",
     "moves": "fix the work instead of the time: in each trial the paper's IM runs exactly this many moves and "
              "every other sampler for the compute time those took, measured on the fly; the time grid has "
              "moves + 1 points, so what is printed does not depend on the machine's speed (≥ 15; 0: use --seconds)",
@@ -387,7 +418,7 @@ def main(argv=None) -> None:
                for trial in range(args.trials)] for index, exp in enumerate(built)]
     store = sweep_store("intracluster_paper", [trial for runs in trials for trial in runs], args)
     print(header + "\n")
-    sections, figures = [], []
+    sections, drawn = [], []
     for exp, runs in zip(built, trials):
         traces, window = stored_trials(exp, runs, store)
         grid = time_grid(traces, window, args.moves + 1 if args.moves else None)
@@ -397,10 +428,6 @@ def main(argv=None) -> None:
             mixing_table(summaries), acf_table(summaries, lags, grid[1])])
         print(section + "\n", flush=True)
         sections.append(section)
-        lag_seconds = grid[: summaries[0].acf.shape[1]]
-        figures += [band_figure(f"{exp.title}: energy", grid, {s.label: s.energy for s in summaries},
-                                "sampling time (s)", "E = −log p̃"),
-                    band_figure(f"{exp.title}: energy ACF", lag_seconds, {s.label: s.acf for s in summaries},
-                                "time lag (s)", "autocorrelation")]
-    print("written:", save("intracluster_paper", header + "\n\n" + "\n\n".join(sections), figures,
+        drawn += figures(exp, grid, summaries)
+    print("written:", save("intracluster_paper", header + "\n\n" + "\n\n".join(sections), drawn,
                            store.directory.parent))

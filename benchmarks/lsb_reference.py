@@ -30,6 +30,10 @@ and without warnings, so no workaround is needed beyond importing them by file p
 constructor prints. ``runner.py`` itself is not used: it is a script, and its ``plt.style.use('seaborn')`` fails on
 current matplotlib.
 
+``runner`` runs ``runner.py``'s experiment itself, minus its plots and files: its six samplers on one task, burn-in
+then sampling, in its order of calls, and returns every chain's Σ_i x_i after every iteration (what its
+``Summary.pt`` holds) and LSB1's mixture weights along the burn-in.
+
 If ``REFERENCE_DIR`` is absent, ``available()`` is False and ``reference_seconds_per_step`` returns None; callers
 then print ``SKIPPED``.
 """
@@ -44,6 +48,7 @@ import time
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import torch
 
 REFERENCE_DIR: Path = Path(__file__).resolve().parents[2] / "shared/reference/lsb/2DIsing"
@@ -52,6 +57,10 @@ KINDS: tuple[str, ...] = ("sqrt", "barker", "min", "max",
                           "lsb1_learning", "lsb2_learning", "lsb1_frozen", "lsb2_frozen")
 
 SEED = 12345678  # runner.py's seed
+#: ``runner.py``'s samplers, in its order of calls: ``LBS`` with each fixed function, then ``LSBS`` LSB1 and LSB2.
+RUNNER_FUNCS: tuple[str, ...] = ("barker", "sqrt", "min", "max", "lsb1", "lsb2")
+#: ``runner.sh``'s learning settings of ``LSBS``.
+LSBS_SETTINGS = dict(lr=1e-2, hidden=10, max_value=2)
 WARM_UP = 5  # untimed calls before the first timed run
 
 
@@ -127,3 +136,67 @@ def reference_seconds_per_step(kind: str, *, n: int = 30, batch: int = 30, lam: 
     finally:
         torch.set_num_threads(threads)
     return best / steps
+
+
+def runner(n: int, batch: int, lam: float, mu: float, sigma: float, burn_in: int, iterations: int,
+           seed: int = 0) -> dict[str, np.ndarray]:
+    """``runner.py``'s experiment on one task, as it runs it: torch seeded with ``SEED + seed`` (``seed`` 0 is
+    their own run), ``(alpha, start_x)`` drawn (``segmentation_task``), the six ``RUNNER_FUNCS`` samplers built
+    from the same start, ``burn_in`` iterations (each fixed ``LBS.sample()``, one LSB1 ``sample_burn_in()``, two
+    LSB2 ``sample_burn_in()``), then each sampler rebuilt from its state — LSB1 with its θ, LSB2 with its
+    network's ``state_dict`` (``burn_in=False``) — and ``iterations`` sampling iterations of ``sample()``.
+
+    Returns, per function f, ``sums_f`` of shape (burn_in + iterations + 1, batch): every chain's Σ_i x_i at the
+    start and after every iteration (``runner.py``'s ``summary_f``, transposed); ``lsb1_weights`` (burn_in, 4):
+    softmax(θ) of LSB1 after every burn-in iteration, in ``runner.py``'s order (t/(1+t), √t, min, max); and
+    ``cpu_seconds`` of the whole. Torch runs one thread; its generator and thread count are restored after.
+    The sampling iterations run under ``torch.no_grad()``: the frozen LSBS keep θ requiring grad and would build
+    an autograd graph that is never read (and grows by 0.2–0.3 MB a call); no number changes.
+    """
+    threads, started = torch.get_num_threads(), time.process_time()
+    torch.set_num_threads(1)
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(SEED + seed)
+            alpha, start_x = segmentation_task(n, batch, mu, sigma)
+            task = dict(batch=batch, n=n, lamda=lam, alpha=alpha)
+            samplers = _runner_samplers(task, {func: start_x for func in RUNNER_FUNCS})
+            sums = {func: [_sums(sampler)] for func, sampler in samplers.items()}
+            weights = []
+            for _ in range(burn_in):
+                for func, sampler in samplers.items():
+                    step = sampler.sample_burn_in if func.startswith("lsb") else sampler.sample
+                    for _ in range(2 if func == "lsb2" else 1):
+                        step()
+                    sums[func].append(_sums(sampler))
+                weights.append(samplers["lsb1"].softmax(samplers["lsb1"].theta).detach().double().numpy())
+            states = {func: sampler.x for func, sampler in samplers.items()}
+            samplers = _runner_samplers(task, states, theta={"lsb1": samplers["lsb1"].theta,
+                                                             "lsb2": samplers["lsb2"].model.state_dict()})
+            with torch.no_grad():
+                for _ in range(iterations):
+                    for func, sampler in samplers.items():
+                        sampler.sample()
+                        sums[func].append(_sums(sampler))
+    finally:
+        torch.set_num_threads(threads)
+    result = {f"sums_{func}": np.array(trace) for func, trace in sums.items()}
+    return result | {"lsb1_weights": np.array(weights).reshape(burn_in, 4),
+                     "cpu_seconds": time.process_time() - started}
+
+
+def _runner_samplers(task: dict, start: dict, theta: dict | None = None) -> dict:
+    """``runner.py``'s six samplers from the states ``start`` (function → x): learning, or frozen with ``theta``
+    (function → LSB1's θ or LSB2's state dict). The LSB2 constructor's fit to √t prints; it is silenced."""
+    samplers = {func: load_module("sampler").LBS(func=func, start_x=start[func], **task) for func in RUNNER_FUNCS[:4]}
+    with contextlib.redirect_stdout(io.StringIO()):
+        for func in RUNNER_FUNCS[4:]:
+            frozen = {} if theta is None else {"theta": theta[func], "burn_in": False}
+            samplers[func] = load_module("self_sampler").LSBS(func=func, start_x=start[func], **LSBS_SETTINGS,
+                                                              **task, **frozen)
+    return samplers
+
+
+def _sums(sampler) -> np.ndarray:
+    """Every chain's Σ_i x_i."""
+    return sampler.x.sum(dim=(1, 2)).double().numpy()

@@ -54,12 +54,14 @@ class Curves:
 
 
 def opad_run(label: str, target: str, target_params: dict, sampler: str, sampler_params: dict, steps: int,
-             chains: int, scored_neighbours: bool = False) -> RunSpec:
-    """The run of ``chains`` chains of ``sampler`` for ``steps`` steps with exact KL checkpoints (OPAD+ with every
-    scored neighbour when ``scored_neighbours``)."""
+             chains: int, scored_neighbours: bool = False, replicate: int = 0,
+             checkpoints: int = CHECKPOINTS) -> RunSpec:
+    """Replicate ``replicate`` (its own random stream: ``sweeps.spec.run_seed``) of ``chains`` chains of ``sampler``
+    for ``steps`` steps with ``checkpoints`` log-spaced exact KL checkpoints (``sweeps.perform.checkpoints``; OPAD+
+    with every scored neighbour when ``scored_neighbours``)."""
     config = RunConfig(target=target, target_params=target_params, sampler=sampler, sampler_params=sampler_params,
-                       n_chains=chains, statistic="log_prob", opad_neighbours=scored_neighbours)
-    return RunSpec(config, steps, trace_points=2, kl_checkpoints=CHECKPOINTS, label=label)
+                       n_chains=chains, seed=replicate, statistic="log_prob", opad_neighbours=scored_neighbours)
+    return RunSpec(config, steps, trace_points=2, kl_checkpoints=checkpoints, label=label)
 
 
 def sweep_curves(name: str, runs: list[RunSpec], args) -> dict[str, Curves]:

@@ -1,12 +1,15 @@
-"""Which of the papers' claims hold: the verdict table that ``python -m benchmarks paper_claims`` measured.
+"""Which of the papers' claims hold: the verdicts that ``python -m benchmarks paper_claims`` recorded.
 
-The audit takes about half an hour (it runs the LSB authors' code too), so a
-served page shows its last recorded run — ``assets/paper_claims.json``,
-written by ``python -m benchmarks paper_claims --record 1`` with the commit,
-the date and the settings it was measured with, all shown above the table.
-Each row: the paper's claim and number, ours on the paper's own axis and
-accounting, ours on fair axes, the verdict (coloured) and why. Nothing here
-runs a sampler.
+The audit takes about an hour (it runs the LSB authors' code too), so a served
+page shows its last recorded run — ``assets/paper_claims.json``, written by
+``python -m benchmarks paper_claims --record 1`` with the date, the settings
+and a digest of the sources it measured (a test fails when the code has
+changed since). One row per claim: the verdict (coloured), where in the paper,
+the claim and the axis its sentence names, and the three columns of evidence —
+the paper's number, the authors' code, ours — each with its own verdict; the
+paper's sentence, the rule, the fair axes, why, and a link that replays the
+claim's preset open on demand. Nothing here runs a sampler; every recorded
+text is escaped.
 """
 
 from __future__ import annotations
@@ -18,49 +21,92 @@ from pathlib import Path
 import panel as pn
 import param
 
+from .model.links import link_query
+from .model.presets import load_presets
+
 RECORD = Path(__file__).resolve().parents[1] / "assets" / "paper_claims.json"
-#: The table's columns: record key → header.
-COLUMNS = {"paper": "paper", "where": "where", "claim": "claim", "papers_number": "paper's number",
-           "ours_papers_axis": "ours, on the paper's axis and accounting", "ours_fair": "ours, on fair axes",
-           "verdict": "verdict", "reason": "why"}
-#: Background of each verdict's cell.
-COLOURS = {"reproduced": "#d8f0d8", "reproduced only under the paper's accounting": "#fbe7c6",
-           "not reproduced": "#f6d0d0", "inconclusive": "#e6e6e6"}
+#: The evidence columns: record key (its verdict under key + "_verdict") → header.
+EVIDENCE = {"papers_number": "paper's number", "authors": "authors' code", "ours": "ours"}
+#: Background of each verdict (``samplers.verdicts.VERDICTS``).
+COLOURS = {"reproduced": "#d8f0d8", "weaker than claimed": "#fbe7c6", "inconclusive": "#e6e6e6",
+           "not reproduced": "#f6d0d0"}
 STYLE = """
 <style>
-table.claims {border-collapse: collapse; font-size: 15px; line-height: 1.35;}
-table.claims th, table.claims td {border: 1px solid #bbb; padding: 6px 8px; vertical-align: top; text-align: left;}
+table.claims {border-collapse: collapse; font-size: 14px; line-height: 1.35; width: 100%; table-layout: fixed;}
+table.claims th, table.claims td {border: 1px solid #bbb; padding: 5px 7px; vertical-align: top; text-align: left;
+  overflow-wrap: anywhere;}
 table.claims th {background: #f2f2f2;}
-table.claims td.verdict {font-weight: bold;}
+table.claims .verdict {font-weight: bold;}
+table.claims .column-verdict {display: block; font-size: 12px; margin-top: 3px; padding: 1px 4px;}
+table.claims .evidence {display: -webkit-box; -webkit-line-clamp: 4; -webkit-box-orient: vertical; overflow: hidden;}
+table.claims details summary {cursor: pointer; color: #1f5fa8;}
+table.claims blockquote {margin: 4px 0; padding-left: 8px; border-left: 3px solid #bbb; font-style: italic;}
 </style>
 """
+WIDTHS = {"verdict": "11%", "where": "11%", "claim": "32%", "papers_number": "12%", "authors": "17%", "ours": "17%"}
 
 
-def claims_table(rows: list[dict]) -> str:
-    """The verdict table as HTML (every value escaped; an unknown verdict gets no colour)."""
-    head = "".join(f"<th>{html.escape(title)}</th>" for title in COLUMNS.values())
-    body = []
-    for row in rows:
-        cells = []
-        for key in COLUMNS:
-            text = html.escape(str(row.get(key) or "—"))
-            if key == "verdict":
-                cells.append(f'<td class="verdict" style="background:{COLOURS.get(row.get(key), "none")}">{text}</td>')
-            else:
-                cells.append(f"<td>{text}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    # in a box that scrolls sideways: a narrow screen scrolls the table, not the page
-    return (f'{STYLE}<div class="scroll-x" style="overflow-x: auto; max-width: 100%">'
-            f'<table class="claims"><tr>{head}</tr>'
-            f'{"".join(body)}</table></div>')
+def claims_table(rows: list[dict], replay_links: dict[str, str] | None = None) -> str:
+    """The verdict table as HTML: every recorded value escaped; an unknown verdict gets no colour.
+    ``replay_links`` maps a preset name to its ``?run=`` query (a row naming another preset gets no link)."""
+    head = "".join(f'<th style="width:{width}">{html.escape(_header(key))}</th>' for key, width in WIDTHS.items())
+    body = "".join(_row(row, replay_links or {}) for row in rows)
+    return f'{STYLE}<table class="claims"><tr>{head}</tr>{body}</table>'
+
+
+def _header(key: str) -> str:
+    return EVIDENCE.get(key, key)
+
+
+def _row(row: dict, replay_links: dict[str, str]) -> str:
+    verdict = str(row.get("verdict") or "—")
+    cells = [f'<td class="verdict" style="background:{COLOURS.get(verdict, "none")}">{_text(verdict)}</td>',
+             f"<td>{_text(row.get('paper'))} · {_text(row.get('where'))}</td>",
+             f"<td>{_text(row.get('claim'))}<br><small>on {_text(row.get('axis'))}</small>{_details(row, replay_links)}"
+             "</td>"]
+    for key in EVIDENCE:
+        judged = row.get(f"{key}_verdict")
+        tag = (f'<span class="column-verdict" style="background:{COLOURS.get(judged, "none")}">{_text(judged)}</span>'
+               if judged else "")
+        cells.append(f'<td><span class="evidence">{_text(row.get(key))}</span>{tag}</td>')
+    return "<tr>" + "".join(cells) + "</tr>"
+
+
+def _details(row: dict, replay_links: dict[str, str]) -> str:
+    """The claim's sentence, rule, both columns in full (the table shows their first lines), fair axes, stand-in,
+    why and replay link, folded under "details"."""
+    parts = [f"<blockquote>{_text(row.get('quote'))}</blockquote>"]
+    facts = {"the paper plots": row.get("plotted"), "rule": row.get("rule"),
+             "paper's number": row.get("papers_number"), "authors' code": row.get("authors"),
+             "ours": row.get("ours"), "ours on fair axes": row.get("fair"),
+             "stands in for the paper's model": row.get("stand_in"), "why": row.get("reason"),
+             "verdict": row.get("verdict_text")}
+    parts += [f"<div><b>{html.escape(name)}:</b> {_text(value)}</div>" for name, value in facts.items() if value]
+    query = replay_links.get(row.get("replay") or "")
+    if query:
+        parts.append(f'<div><a href="?run={html.escape(query)}" target="_blank">replay: '
+                     f"{_text(row.get('replay'))}</a></div>")
+    return f"<details><summary>details</summary>{''.join(parts)}</details>"
+
+
+def _text(value) -> str:
+    return html.escape(str(value if value not in (None, "") else "—"))
+
+
+def replay_links(rows: list[dict]) -> dict[str, str]:
+    """The ``?run=`` query of each preset the rows name (a preset that is gone, or too large for a link, has none)."""
+    presets = load_presets()
+    named = {row.get("replay") for row in rows} & set(presets)
+    return {name: query for name in named if (query := link_query(presets[name].run_config())) is not None}
 
 
 def provenance(record: dict) -> str:
-    """One sentence: when, at which commit and with which settings the table was measured."""
+    """One sentence: when and with which settings the table was measured, on which sources."""
     settings = ", ".join(f"{key} {value}" for key, value in record.get("settings", {}).items())
-    return (f"Measured {record.get('measured', '?')[:10]} at commit {record.get('commit', '?')} by "
-            f"`python -m benchmarks paper_claims` ({settings}). Run it again to check: "
-            "`python -m benchmarks paper_claims --record 1` rewrites this table.")
+    return (f"Measured {str(record.get('measured', '?'))[:10]} by `python -m benchmarks paper_claims` ({settings}) "
+            f"on the sources with digest `{str(record.get('digest', '?'))[:12]}` (a test fails when the samplers, "
+            "targets or audit change without a new record). `python -m benchmarks paper_claims --record 1` "
+            "measures it again.")
 
 
 class ClaimsCard(pn.viewable.Viewer):
@@ -70,16 +116,18 @@ class ClaimsCard(pn.viewable.Viewer):
 
     def __panel__(self):
         intro = pn.pane.Markdown(
-            "Each claim is measured twice: on the paper's own axis and accounting (e.g. LSB2 against √t per "
-            "*iteration*, when an iteration is two LSB2 moves and one √t move), and on fair axes (per move, per "
-            "target evaluation, per CPU second). The presets named *Claim · …* replay them.",
+            "Each claim is the paper's sentence, judged on the axis it names by one rule (over at least 5 "
+            "independent seeds): **reproduced**, **weaker than claimed**, **inconclusive** or **not reproduced**. "
+            "Three columns of evidence: the paper's number, the authors' own code run as published, and ours; the "
+            "row's verdict is the weakest of them. *details* shows the sentence, the rule and a replay link.",
             sizing_mode="stretch_width")
         try:
             record = json.loads(self.path.read_text(encoding="utf-8"))
             rows = record["claims"]
-        except (OSError, ValueError, KeyError, TypeError) as error:
+            table = claims_table(rows, replay_links(rows))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
             return pn.Column(intro, pn.pane.Alert(
-                f"No recorded audit to show ({type(error).__name__}: {error}). Make one with "
+                f"No recorded audit to show ({type(error).__name__}). Make one with "
                 "`python -m benchmarks paper_claims --record 1`.", alert_type="warning"), sizing_mode="stretch_width")
         return pn.Column(intro, pn.pane.Markdown(provenance(record), sizing_mode="stretch_width"),
-                         pn.pane.HTML(claims_table(rows), sizing_mode="stretch_width"), sizing_mode="stretch_width")
+                         pn.pane.HTML(table, sizing_mode="stretch_width"), sizing_mode="stretch_width")

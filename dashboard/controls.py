@@ -4,25 +4,33 @@ status line, errors, and export/import of configurations.
 Widgets hold *draft* values; ``Apply`` turns them into a ``RunConfig`` and asks the
 session's run (``model.client.RunClient``) to switch. An invalid draft (bad
 value, unsupported target/sampler pair, unparsable upload, over the server's
-memory budget) is refused with the reason shown in the page, and the previous
-run keeps going (or stays paused). A preset or a configuration file is shown
-in the widgets once its run has been built.
+memory budget) is refused with the reason shown in the page — as plain text
+(``plain``): messages quote the user's keys, values and file names — and the
+previous run keeps going (or stays paused). A preset, a configuration file or
+an uploaded model file is shown in the widgets (and the file named as the one
+in use) once its run has been built, never when it is refused. Uploaded files
+and configurations are read and checked in a thread (``off_the_loop``), so
+that a file at the size limit never stalls the server for other sessions.
 """
 
 from __future__ import annotations
 
+import asyncio
 import binascii
 import io
 import math
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import panel as pn
 import param
+from panel.io.resources import CDN_DIST
 
 import samplers
 import targets
 
 from .forms import ParamForm
+from .plain import plain
 from .model.uploads import format_bytes
 from .model.client import RunClient
 from .model.comparison import AXES
@@ -41,8 +49,29 @@ NOT_LOADED = "This preset is not the run shown: Load preset runs it."
 #: Target parameters that are edited by upload or JSON rather than by a widget.
 FILE_PARAMETERS = {"uai_text", "J", "h", "evidence", "weights", "visible_bias", "hidden_bias", "fn", "X", "y",
                    "data"}
+#: Threads that read uploaded files and configurations, so that a 14 MB file never stalls the server's event loop
+#: (a few seconds of parsing and checking); two, so that a class's uploads queue instead of sharing the GIL widely.
+_READERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="file-reader")
+#: The look of Panel's alerts, for the error pane (an HTML pane, so that no message is read as Markdown).
+ALERT_CSS = f"{CDN_DIST}css/alerts.css"
 #: What the configuration file input takes: a configuration (.json) or a run a sweep stored (.npz).
 CONFIG_FILES = ".json,.npz"
+
+
+async def off_the_loop(function, *args):
+    """``function(*args)`` in a reader thread: meanwhile the server's event loop answers every other session."""
+    return await asyncio.get_running_loop().run_in_executor(_READERS, function, *args)
+
+
+def _model_file(target: str, upload: dict, limits) -> dict:
+    """The target parameters an uploaded model file holds (``ValueError`` if it is unusable)."""
+    return parse_upload(target, upload.get("name", ""), LimitedFileInput.contents(upload), limits)
+
+
+def _configuration(upload: dict) -> RunConfig:
+    """The configuration an uploaded configuration file or stored run holds, checked (``ValueError`` if not)."""
+    data = LimitedFileInput.contents(upload)
+    return config_from_stored_run(data) if is_stored_run(data) else RunConfig.from_json(data)
 
 
 def _si(value: float) -> str:
@@ -67,7 +96,7 @@ class Controls(pn.viewable.Viewer):
         self._sampler_forms: dict[str, ParamForm] = {}
         self._file_params: dict[str, dict] = {}
         self._compare_params: dict = {}  # from a preset or configuration file; shared space parameters are automatic
-        self._show_when_built: RunConfig | None = None
+        self._show_when_built: tuple | None = None  # (a configuration asked for, the upload note once it is built)
         self._status_phase, self._status_at = "", -float("inf")
         self._limits = self.client.engine.budget.uploads
 
@@ -79,7 +108,7 @@ class Controls(pn.viewable.Viewer):
         self.target = pn.widgets.Select(label="Target", options=targets.available())
         self.target_params = pn.Column(margin=0, sizing_mode="stretch_width")
         self.upload = LimitedFileInput(max_bytes=self._limits.file_bytes)
-        self.upload_note = pn.pane.Markdown("", styles={"font-size": "0.85em"})
+        self.upload_note = pn.pane.HTML("", styles={"font-size": "0.85em"})  # HTML: it names the user's file
 
         self.sampler = pn.widgets.Select(label="Sampler", options=samplers.available())
         self.sampler_params = pn.Column(margin=0, sizing_mode="stretch_width")
@@ -116,8 +145,9 @@ class Controls(pn.viewable.Viewer):
         # HTML, not Markdown: the status is redrawn at every flush and Markdown parsing costs ~5 ms.
         self.status = pn.pane.HTML("", sizing_mode="stretch_width", styles={"font-family": "monospace"},
                                    css_classes=["run-status"])
-        self.alert = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width",
-                                   css_classes=["run-error"])
+        # An HTML pane styled as Panel's danger alert (pn.pane.Alert is Markdown): errors quote the user's input.
+        self.alert = pn.pane.HTML("", visible=False, sizing_mode="stretch_width", stylesheets=[ALERT_CSS],
+                                  css_classes=["alert", "alert-danger", "run-error"])
 
         self.export_config = pn.widgets.FileDownload(callback=self._config_file, filename="run-config.json",
                                                      label="Download configuration (JSON)", color="light")
@@ -156,6 +186,7 @@ class Controls(pn.viewable.Viewer):
         self.client.param.watch(self.update_status, ["status", "building", "compiling"])
 
         self.show_config(self.client.requested)
+        self._show_error()  # a first run refused before these widgets watched the client
         self._show_preset_info()
         self.update_status()
 
@@ -175,7 +206,7 @@ class Controls(pn.viewable.Viewer):
             self.upload.accept = ",".join(accepted)
             self.upload_note.object = (f"Upload {UPLOAD_HINTS[name]} ({', '.join(accepted)}, at most "
                                        f"{format_bytes(self._limits.file_bytes)}); it is applied at once."
-                                       if name not in self._file_params else "Using the uploaded model file.")
+                                       if not self._file_params.get(name) else "Using the uploaded model file.")
         options = {LABELS[key]: key for key in statistic_names(cls)}
         self.statistic.options = options
         if self.statistic.value not in options.values():
@@ -185,13 +216,16 @@ class Controls(pn.viewable.Viewer):
         name = self.sampler.value
         self.sampler_params[:] = [self._form(self._sampler_forms, name, samplers.sampler_class(name)).panel]
 
-    def draft(self) -> RunConfig:
-        """The configuration the widgets describe (not yet validated against each other)."""
+    def draft(self, file_params: dict | None = None) -> RunConfig:
+        """The configuration the widgets describe (not yet validated against each other), with the target's
+        parameters from the file in use (or from ``file_params``, a file just uploaded)."""
+        if file_params is None:
+            file_params = self._file_params.get(self.target.value, {})
         target_form = self._form(self._target_forms, self.target.value, targets.target_class(self.target.value))
         sampler_form = self._form(self._sampler_forms, self.sampler.value, samplers.sampler_class(self.sampler.value))
         return RunConfig(
             target=self.target.value,
-            target_params={**target_form.values(), **self._file_params.get(self.target.value, {})},
+            target_params={**target_form.values(), **file_params},
             sampler=self.sampler.value,
             sampler_params=sampler_form.values(),
             n_chains=self.n_chains.value,
@@ -208,9 +242,9 @@ class Controls(pn.viewable.Viewer):
     def show_config(self, config: RunConfig) -> None:
         """Set every widget to ``config`` (after a preset or a configuration file was loaded)."""
         self.target.value = config.target
+        self._file_params[config.target] = {k: v for k, v in config.target_params.items() if k in FILE_PARAMETERS}
         self._on_target()
         self._target_forms[config.target].set_values(config.target_params)
-        self._file_params[config.target] = {k: v for k, v in config.target_params.items() if k in FILE_PARAMETERS}
         self.sampler.value = config.sampler
         self._on_sampler()
         self._sampler_forms[config.sampler].set_values(config.sampler_params)
@@ -230,16 +264,19 @@ class Controls(pn.viewable.Viewer):
             return False
         return self.client.apply(config)
 
-    def _apply_and_show(self, config: RunConfig) -> None:
-        """Apply a preset or a loaded configuration and show it in the widgets once it is built."""
+    def _apply_and_show(self, config: RunConfig, upload_note: str = "") -> None:
+        """Apply a preset, a loaded configuration or an uploaded file's; show it in the widgets (and
+        ``upload_note``, HTML, under the upload button) once it is built — never when it is refused."""
         if self.apply(config):
-            self._show_when_built = config
+            self._show_when_built = (config, upload_note)
 
     def _on_built(self, event) -> None:
-        if event.new is not None and event.new is self._show_when_built:
-            self._show_when_built = None
+        if event.new is not None and self._show_when_built is not None and event.new is self._show_when_built[0]:
+            upload_note, self._show_when_built = self._show_when_built[1], None
             with pn.io.hold():
                 self.show_config(event.new)
+                if upload_note:
+                    self.upload_note.object = upload_note
 
     def _show_live_beta(self, event=None) -> None:
         """The β slider, for a run whose target has an inverse temperature, at the run's current β."""
@@ -284,30 +321,28 @@ class Controls(pn.viewable.Viewer):
         self.client.error = (f"{refused['name']} is {format_bytes(refused['size'])}; files up to "
                              f"{format_bytes(event.obj.max_bytes)} are accepted here. It was not sent.")
 
-    def _on_upload(self, event) -> None:
+    async def _on_upload(self, event) -> None:
+        """Run the uploaded file's model (read off the event loop); it is the file in use (Apply sends it) once
+        its run is built."""
         name = event.new.get("name", "")
         try:
-            params = parse_upload(self.target.value, name, LimitedFileInput.contents(event.new), self._limits)
+            params = await off_the_loop(_model_file, self.target.value, event.new, self._limits)
+            config = self.draft(params)
         except (ValueError, binascii.Error) as error:
             self.client.error = str(error)
             return
-        previous = self._file_params.get(self.target.value)
-        self._file_params[self.target.value] = params
-        if self.apply():
-            self.upload_note.object = f"Using uploaded **{name}**."
-        elif previous is None:
-            self._file_params.pop(self.target.value)
-        else:
-            self._file_params[self.target.value] = previous
+        if event.new is event.obj.upload:  # not replaced by a later file while it was read
+            self._apply_and_show(config, f"Using uploaded <b>{plain(name)}</b>.")
 
-    def _on_import(self, event) -> None:
+    async def _on_import(self, event) -> None:
+        """Run a configuration file or a stored run (read and checked off the event loop)."""
         try:
-            data = LimitedFileInput.contents(event.new)
-            config = config_from_stored_run(data) if is_stored_run(data) else RunConfig.from_json(data)
+            config = await off_the_loop(_configuration, event.new)
         except (ValueError, binascii.Error) as error:
             self.client.error = str(error)
             return
-        self._apply_and_show(config)
+        if event.new is event.obj.upload:
+            self._apply_and_show(config)
 
     def _config_file(self) -> io.StringIO:
         return io.StringIO(run_record_json(self.client.config, self.client.frozen))
@@ -315,9 +350,9 @@ class Controls(pn.viewable.Viewer):
     def _traces_file(self) -> io.StringIO:
         return io.StringIO(trace_csv(self.client.history) if self.client.history else "")
 
-    def _show_error(self, event) -> None:
-        self.alert.object = event.new
-        self.alert.visible = bool(event.new)
+    def _show_error(self, event=None) -> None:
+        self.alert.object = plain(self.client.error)
+        self.alert.visible = bool(self.client.error)
 
     # -- status ----------------------------------------------------------------------------------
     def update_status(self, *events) -> None:

@@ -146,14 +146,21 @@ class Explorer(pn.viewable.Viewer):
         self.catalogue.param.watch(self._open_catalogue, "collapsed")
         self.claims = pn.Card(title="Which of the papers' claims hold?", collapsed=True, sizing_mode="stretch_width")
         self.claims.param.watch(self._open_claims, "collapsed")
-        self.waiting = pn.pane.HTML("<b>Building the run…</b>", css_classes=["run-waiting"])
+        self.waiting = pn.pane.HTML("", css_classes=["run-waiting"])
         self.refresh = pn.widgets.IntInput.from_param(self.param.refresh_ms, label="plot refresh period (ms)")
         self._callback = None
         self._document = None
         self.collector: SessionCollector | None = None  # a served session's: told when views are built, and closing
         self.flush_seconds: list[float] = []
         self.client.param.watch(self._on_info, "info")
+        self.client.param.watch(self._show_waiting, "building")
+        self._show_waiting()
         self.client.param.watch(self._answer_soon, "commands")
+
+    def _show_waiting(self, event=None) -> None:
+        """Until the first run is built: that it is being built, or that none is (the error says why)."""
+        self.waiting.object = ("<b>Building the run…</b>" if self.client.building
+                               else "<b>No run: see the message above.</b>")
 
     def _on_info(self, event) -> None:
         info = event.new
@@ -294,6 +301,18 @@ class Explorer(pn.viewable.Viewer):
         return pn.Row(pn.Column(self.sidebar(), width=380), self.main_area(), sizing_mode="stretch_width")
 
 
+def open_link(query: str | bytes, engine: Engine | None = None, **params) -> Explorer:
+    """An ``Explorer`` of the run a page's ``?run=`` query carries (``model.links``); a link that cannot be read
+    shows why, with the default run."""
+    try:
+        config = config_from_link(query)
+    except ValueError as error:
+        explorer = Explorer(None, engine, **params)
+        explorer.client.error = f"This link's run could not be read: {error}. Here is the default run instead."
+        return explorer
+    return Explorer(config, engine, **params)
+
+
 def create_app(config: RunConfig | None = None, engine: Engine | None = None, **params) -> Explorer:
     """An ``Explorer`` with its refresh running; in a served session, closed with the session.
 
@@ -303,15 +322,8 @@ def create_app(config: RunConfig | None = None, engine: Engine | None = None, **
     """
     document = pn.state.curdoc
     served = document is not None and document.session_context is not None
-    link_error = ""
-    if served and config is None and pn.state.session_args.get("run"):
-        try:
-            config = config_from_link(pn.state.session_args["run"][0])
-        except ValueError as error:
-            link_error = f"This link's run could not be read: {error}. Here is the default run instead."
-    explorer = Explorer(config, engine, **params)
-    if link_error:
-        explorer.client.error = link_error
+    link = pn.state.session_args.get("run") if served and config is None else None
+    explorer = open_link(link[0], engine, **params) if link else Explorer(config, engine, **params)
     if served:
         explorer.follow_in_url(pn.state.location)
         # Views change the document (new figures for a run) only once the page holds it: a change sent

@@ -9,12 +9,17 @@ processes, or on an existing Dask cluster — and stores one file per run
 A run's random stream comes only from (sweep seed, run hash) through
 ``numpy.random.SeedSequence`` (``run_seed``), so a sweep gives the same numbers
 serially and on any number of workers.
+
+``bakeoff(target, ...)`` runs every applicable sampler on a user's target as
+one such sweep and ranks them with intervals and a strict verdict
+(``sweeps.bakeoff``; ``python -m sweeps bakeoff`` on the command line).
 """
 
 from .perform import perform
 from .runner import SweepReport, run_sweep
 from .spec import RunSpec, Sweep, Task, grid, run_seed
 from .store import ResultStore
+from .bakeoff import BakeoffResult, bakeoff  # noqa: E402  (after what it builds on; the name is the function)
 
-__all__ = ["ResultStore", "RunSpec", "Sweep", "SweepReport", "Task", "grid", "perform", "run_seed",
-           "run_sweep"]
+__all__ = ["BakeoffResult", "ResultStore", "RunSpec", "Sweep", "SweepReport", "Task", "grid", "perform", "run_seed",
+           "run_sweep", "bakeoff"]

@@ -79,13 +79,42 @@ def all_states(dim: int) -> np.ndarray:
 
 
 @dataclasses.dataclass(frozen=True)
-class ImageAxes:
-    """Names of the rows and columns of a state's picture (``Target.image_axes``), and what each axis lists."""
+class ImagePart:
+    """A titled block of a state's picture drawing the bits ``first_bit`` … ``first_bit + size − 1`` row-major:
+    an RBM's visible image or its hidden units. ``grid``: its bits are named by (row, column), else by number."""
 
-    rows: tuple[str, ...]
-    columns: tuple[str, ...]
+    title: str
+    unit: str  # what one of its bits is ("pixel", "hidden unit")
+    first_bit: int
+    size: int
+    shape: tuple[int, int]  # (rows, columns) of the block
+    grid: bool = True
+    left: int = 0  # the block's first column in the picture
+
+
+@dataclasses.dataclass(frozen=True)
+class ImageAxes:
+    """Names of the rows and columns of a state's picture (``Target.image_axes``), and what each axis lists; or
+    the named blocks (``parts``) the picture is made of."""
+
+    rows: tuple[str, ...] = ()
+    columns: tuple[str, ...] = ()
     rows_title: str = ""
     columns_title: str = ""
+    parts: tuple[ImagePart, ...] = ()
+
+
+def side_by_side(*parts: ImagePart) -> tuple[tuple[int, int], np.ndarray, ImageAxes]:
+    """The picture of ``parts`` drawn left to right, one empty column apart (their ``left`` is set here): its
+    ``image_shape``, ``image_positions`` and ``image_axes``."""
+    placed, left = [], 0
+    for part in parts:
+        placed.append(dataclasses.replace(part, left=left))
+        left += part.shape[1] + 1
+    width = left - 1
+    positions = [part.left + np.arange(part.size) // part.shape[1] * width + np.arange(part.size) % part.shape[1]
+                 for part in placed]
+    return (max(part.shape[0] for part in parts), width), np.concatenate(positions), ImageAxes(parts=tuple(placed))
 
 
 @dataclasses.dataclass(frozen=True)

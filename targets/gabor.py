@@ -40,12 +40,13 @@ pixels and ≈ 61 % of the hidden units on (single-site Metropolis, 8 chains).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import param
 
-from .base import TargetSize
+from .base import ImagePart, TargetSize, side_by_side
 from .pairwise import PairwiseBinaryModel, model_bytes
 
 
@@ -168,6 +169,27 @@ class GaborBoltzmann(PairwiseBinaryModel):
         dense = np.zeros((self.n_visible, self.n_hidden))
         dense[pixels, hidden] = values
         return dense
+
+    @property
+    def image_shape(self) -> tuple[int, int]:
+        return self._picture()[0]
+
+    @property
+    def image_positions(self) -> np.ndarray:
+        return self._picture()[1]
+
+    @property
+    def image_axes(self):
+        return self._picture()[2]
+
+    def _picture(self):
+        """A state drawn as its L×L visible image and, beside it, its hidden units in a block at least as tall."""
+        rows = max(self.side, math.ceil(math.sqrt(self.n_hidden)))
+        return side_by_side(
+            ImagePart(f"visible v: {self.side} × {self.side} pixels", "pixel", 0, self.n_visible,
+                      (self.side, self.side)),
+            ImagePart(f"hidden h: {self.n_hidden} units", "hidden unit", self.n_visible, self.n_hidden,
+                      (rows, math.ceil(self.n_hidden / rows)), grid=False))
 
     def visible_image(self, x: np.ndarray) -> np.ndarray:
         """The visible units of a batch of states as images, ``(n, L, L)``."""

@@ -33,7 +33,7 @@ import numpy as np
 import param
 from scipy.special import expit, logsumexp, softmax
 
-from .base import Target, TargetSize, all_states, array_shape, stored_bytes
+from .base import ImageAxes, ImagePart, Target, TargetSize, all_states, array_shape, stored_bytes
 
 #: The model shipped with the explorer: 16 hidden units trained on binarised 8×8 digits.
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "assets" / "rbm_digits.npz"
@@ -155,6 +155,14 @@ class RBM(Target):
     def image_shape(self) -> tuple[int, int] | None:
         """(8, 8) for a 64-pixel model (the digits), otherwise ``None``."""
         return (8, 8) if self.dim == 64 else None
+
+    @property
+    def image_axes(self) -> ImageAxes | None:
+        """The image is the visible layer only: the hidden units are summed out of the state."""
+        if self.image_shape is None:
+            return None
+        title = f"visible v: 8 × 8 pixels\n(its {self.n_hidden} hidden units are summed out)"
+        return ImageAxes(parts=(ImagePart(title, "pixel", 0, self.dim, self.image_shape),))
 
     # -- local changes -------------------------------------------------------------
     def _preactivations(self, v: np.ndarray) -> np.ndarray:

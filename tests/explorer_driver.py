@@ -6,11 +6,13 @@ state with a generous timeout, never on how much work fits in a time window.
 
 from __future__ import annotations
 
+import base64
 import time
 
 from dashboard.explorer import Explorer
 from dashboard.model.client import RunClient
 from dashboard.model.config import RunConfig
+from dashboard.views.upload import LimitedFileInput
 
 #: Longest wait for a run to reach a state (seconds): generous, so that a slow machine never fails a test.
 TIMEOUT = 60.0
@@ -60,3 +62,9 @@ def advance(app: Explorer, n: int) -> None:
     target = app.client.status.n_steps + n
     app.client.step(n)
     settle(app, lambda: app.client.status.n_steps >= target)
+
+
+def upload(file_input: LimitedFileInput, name: str, data: bytes) -> None:
+    """What the browser sends after a file was chosen."""
+    serial = file_input.upload.get("serial", 0) + 1
+    file_input.upload = {"name": name, "data": base64.b64encode(data).decode(), "serial": serial}

@@ -8,6 +8,7 @@ import pytest
 import benchmarks.lsb_runs as lsb_runs
 from benchmarks import arguments
 from benchmarks import lsb_markov, lsb_rbm, lsb_segmentation
+from samplers.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 
 
 @pytest.mark.parametrize("module, argv, runs", [
@@ -216,7 +217,7 @@ def test_discs_ising_prints_both_findings_with_verdicts(capsys, tmp_path):
                       "locally_balanced,pas", "--workers", "2", "--results", str(tmp_path)])
     out = capsys.readouterr().out
     verdicts = [line.split(": ", 1)[1].split(" (")[0] for line in out.splitlines() if line.startswith("verdict: ")]
-    assert len(verdicts) == 2 and all(v in ("reproduced", "not reproduced", "inconclusive") for v in verdicts)
+    assert len(verdicts) == 2 and all(v in (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE) for v in verdicts)
     rows = [line.split() for line in out.splitlines() if line.split()[:1] in (["locally_balanced"], ["pas"])]
     assert len(rows) == 8 and {row[2] for row in rows} == {"above", "below"}
     assert "falls" in out and "for Metropolis" in out

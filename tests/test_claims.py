@@ -1,37 +1,233 @@
-"""The audit of the papers' claims: the verdict rule, the intracluster acceptance check, the benchmark end to end."""
+"""The audit of the papers' claims: the verdict rules at their edges, the claim's row, the quick audit end to end,
+the recorded audit held to the code and to the papers' words, and the dashboard's card."""
 
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
+import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import targets
 from benchmarks import paper_claims
-from benchmarks.claims import VERDICTS, judge, verdict
+from benchmarks.claims import NO_AUTHORS_CODE, RECORD_COMMAND, Claim, Evidence, source_digest
 from benchmarks.claims_intracluster import exact_acceptance, measured_acceptance, stationary_states
-from benchmarks.lsb_reference import available
-from samplers.convergence import Interval, interval
+from samplers.convergence import interval
+from samplers.verdicts import (
+    INCONCLUSIVE, MIN_SEEDS, NOT_REPRODUCED, REPRODUCED, VERDICTS, WEAKER, Always, Much, NotWorse, Ratio,
+    RatioEvidence, Similar, censored, paired_ratios, ratio_evidence, weakest)
+
+PAPERS = Path(__file__).resolve().parents[2] / "shared" / "papers"
+#: Every headline the audit must judge: (paper, text in its location, text in its claim).
+HEADLINES = [
+    *(("LSB", f"Figure 2, case {case}", "LSB2") for case in (1, 2, 3, 4)),
+    *(("LSB", f"Table 2, case {case}", "LSB2") for case in (1, 2, 3, 4)),
+    ("LSB", "Table 2 (caption)", "max{1,t}"), ("LSB", "Figure 2", "LSB1 always selects an unbounded"),
+    ("LSB", "Fig. 4", "FLSB2 converges"), ("LSB", "Fig. 4", "FLSB1 performs like GWG"),
+    ("LSB", "Fig. 4", "FLSB2's ESS is"), ("LSB", "Fig. 4", "FLSB2's ESS per second"),
+    ("LSB", "Appendix F", "Gibbs-2 and HB-10-1"), ("LSB", "Fig. 5", "LSB"), ("LSB", "Table 3", "similar"),
+    *(("Intracluster", f"Fig. {k}", "markedly faster") for k in (2, 3, 4)),
+    ("Intracluster", "Fig. 3 (spin glass): the ensembles", "not converged"),
+    ("Intracluster", "Fig. 4 (Gabor RBM): the ensembles", "not converged"),
+    ("Intracluster", "Fig. 4 (Gabor RBM): the ACF", "to 0"),
+    *(("OPAD", f"Fig. {panel}", "1/10–1/1000")
+      for panel in ("1(a)", "1(b)", "2(a–b)", "3(a)", "3(b)", "3(c)", "4(a)", "4(b)", "4(c)")),
+    ("OPAD", "Figs. 1–4", "OPAD+ consistently beats OPAD"), ("OPAD", "Figs. 1–4", "stable or grows"),
+    ("OPAD", "§3.1", "no extra target evaluation")]
 
 
-def test_the_verdict_follows_both_accountings():
-    assert verdict(True, True) == "reproduced"
-    assert verdict(True, False) == "reproduced only under the paper's accounting"
-    assert verdict(False, True) == verdict(False, None) == "not reproduced"
-    assert verdict(None, True) == verdict(True, None) == "inconclusive"
-    assert set(VERDICTS) == {verdict(a, b) for a in (True, False, None) for b in (True, False, None)}
+def evidence(low: float, high: float) -> RatioEvidence:
+    """Decisive evidence with the interval [low, high] (five seeds)."""
+    return RatioEvidence((1.0,) * MIN_SEEDS, math.sqrt(low * high), low, high)
 
 
-def test_a_speedup_is_judged_from_its_interval():
-    assert judge(Interval(1.97, 1.91, 2.03, 5), claimed=2.0) is True
-    assert judge(Interval(1.0, 0.97, 1.03, 5), claimed=2.0) is False  # level: the claimed 2× is excluded
-    assert judge(Interval(1.0, 0.5, 2.5, 5), claimed=2.0) is None
-    assert judge(Interval(0.3, -0.1, 0.7, 5)) is False and judge(Interval(1.5, 0.4, 2.6, 3)) is None
-    assert judge(interval([])) is None
+# -- the rules at their edges ------------------------------------------------------------------------------
+def test_a_claimed_ratio_is_judged_by_the_four_rules_at_their_edges():
+    twice = Ratio(2.0)  # reach: 2 / 1.25 = 1.6
+    assert twice.judge(evidence(0.46, 0.53)) == NOT_REPRODUCED  # LSB Fig. 2 on evaluations, ours
+    assert twice.judge(evidence(0.5, 1.0)) == NOT_REPRODUCED  # hi ≤ 1
+    assert twice.judge(evidence(0.97, 1.82)) == INCONCLUSIVE  # the authors' code on iterations
+    assert twice.judge(evidence(1.0, 3.0)) == INCONCLUSIVE  # lo ≤ 1 < hi
+    assert twice.judge(evidence(1.1, 1.3)) == WEAKER  # an effect, clearly smaller than 2×
+    assert twice.judge(evidence(1.1, 1.6 - 1e-9)) == WEAKER
+    assert twice.judge(evidence(1.1, 1.6)) == REPRODUCED  # the claimed size within reach
+    assert twice.judge(evidence(1.81, 2.1)) == REPRODUCED
+    assert Ratio(1.0).judge(evidence(1.01, 1.02)) == REPRODUCED  # a direction with no size: lo > 1 suffices
 
 
+def test_evidence_that_is_not_decisive_is_inconclusive_whatever_it_shows():
+    for values in ([1.5, np.inf, np.nan, 2.0, 2.0], [3.0, 3.1, 2.9, 3.0], [2.0, 2.0, 0.0, 2.0, 2.0], []):
+        found = ratio_evidence(values)
+        assert not found.decisive and math.isnan(found.low) and "not decisive" in str(found)
+        for criterion in (Ratio(2.0), Ratio(1.0), Much(), Similar(), NotWorse()):
+            assert criterion.judge(found) == INCONCLUSIVE
+    assert "4 of the 5 seeds" in str(ratio_evidence([3.0, 3.1, 2.9, 3.0]))
+    assert "∞" in str(ratio_evidence([1.5, np.inf, np.nan, 2.0, 2.0]))
+
+
+def test_the_interval_is_a_t_interval_on_log_ratios():
+    values = np.array([1.8, 2.1, 1.9, 2.4, 2.0])
+    found = ratio_evidence(values)
+    logs = np.log(values)
+    half = 2.7764451051977987 * logs.std(ddof=1) / np.sqrt(5)  # t_{0.975, 4}
+    assert found.centre == pytest.approx(np.exp(logs.mean()))
+    assert (found.low, found.high) == pytest.approx((np.exp(logs.mean() - half), np.exp(logs.mean() + half)))
+    inverse = ratio_evidence(1 / values)  # 2× and 1/2× are equally far from 1
+    assert (inverse.low, inverse.high) == pytest.approx((1 / found.high, 1 / found.low))
+    assert found.as_dict()["values"] == list(values) and json.dumps(ratio_evidence([1, np.inf]).as_dict())
+
+
+def test_a_run_that_never_reaches_the_criterion_counts_at_its_length():
+    times = censored([120.0, np.nan, np.inf, 80.0], length=2000.0)
+    assert times.tolist() == [120.0, 2000.0, 2000.0, 80.0]
+    assert paired_ratios(censored([np.nan] * 5, 2000.0), [1000.0] * 5).tolist() == [2.0] * 5
+    assert math.isinf(paired_ratios([1.0], [0.0])[0]) and math.isnan(paired_ratios([0.0], [0.0])[0])
+
+
+def test_a_claim_with_a_strong_word_and_no_number_needs_a_lower_end_of_one_and_a_half():
+    much = Much()
+    assert much.judge(evidence(1.5, 9.0)) == REPRODUCED
+    assert much.judge(evidence(1.49, 9.0)) == WEAKER
+    assert much.judge(evidence(1.0, 9.0)) == INCONCLUSIVE
+    assert much.judge(evidence(0.2, 1.0)) == NOT_REPRODUCED
+
+
+def test_similar_stable_and_always_have_their_written_criteria():
+    similar = Similar(2.0)
+    assert similar.judge(evidence(0.5, 2.0)) == REPRODUCED
+    assert similar.judge(evidence(0.49, 1.2)) == INCONCLUSIVE
+    assert similar.judge(evidence(2.01, 3.0)) == similar.judge(evidence(0.1, 0.49)) == NOT_REPRODUCED
+    stable = NotWorse(1.25)
+    assert stable.judge(evidence(0.8, 1.1)) == REPRODUCED and stable.judge(evidence(0.79, 1.1)) == INCONCLUSIVE
+    assert stable.judge(evidence(0.3, 0.79)) == NOT_REPRODUCED
+    always = Always("the learned weight ends on an unbounded function")
+    assert always.judge([True] * 5) == REPRODUCED and always.judge([True] * 4) == INCONCLUSIVE
+    assert always.judge([True, True, False, True, True]) == NOT_REPRODUCED and always.judge([]) == INCONCLUSIVE
+    for criterion in (Ratio(2.0), Ratio(1.0), Much(), similar, stable, always):
+        assert "5 seeds" in criterion.rule()
+    assert "1.6" in Ratio(2.0).rule() and "weaker than claimed" not in Ratio(1.0).rule()
+
+
+def test_the_weakest_verdict_decides_and_only_verdicts_are_verdicts():
+    assert weakest(REPRODUCED, WEAKER) == WEAKER and weakest(WEAKER, INCONCLUSIVE) == INCONCLUSIVE
+    assert weakest(*VERDICTS) == NOT_REPRODUCED and weakest() == INCONCLUSIVE
+    with pytest.raises(ValueError, match="not a verdict"):
+        weakest(REPRODUCED, "reproduced only under the paper's accounting")
+
+
+def _claim(**changes) -> Claim:
+    fields = dict(paper="LSB", where="§5.1, Fig. 2", quote="LSB 2 converges twice time faster", claim="2× faster",
+                  axis="target evaluations", rule=Ratio(2.0).rule(), papers_number="2×",
+                  authors=Evidence("0.7 [0.5, 0.9]", NOT_REPRODUCED), ours=Evidence("1.2 [1.1, 1.3]", WEAKER),
+                  fair="moves 1.0")
+    return Claim(**(fields | changes))
+
+
+def test_a_claim_the_authors_code_contradicts_never_reads_reproduced():
+    claim = _claim()
+    assert claim.verdict == NOT_REPRODUCED
+    assert claim.verdict_text == "not reproduced (authors' code: not reproduced; ours: weaker than claimed)"
+    assert _claim(authors=Evidence("0.9 [0.6, 1.4]", INCONCLUSIVE), ours=Evidence("…", REPRODUCED)).verdict == (
+        INCONCLUSIVE)
+    alone = _claim(authors=Evidence(NO_AUTHORS_CODE), ours=Evidence("…", REPRODUCED))
+    assert alone.verdict == REPRODUCED and alone.verdict_text == "reproduced (ours: reproduced)"
+    stand_in = _claim(authors=Evidence(NO_AUTHORS_CODE), ours=Evidence("…", REPRODUCED), stand_in="a 64×16 RBM")
+    assert stand_in.verdict == INCONCLUSIVE and "on a stand-in" in stand_in.verdict_text
+    assert _claim(stand_in="x", equivalent="the same model", ours=Evidence("…", REPRODUCED),
+                  authors=Evidence(NO_AUTHORS_CODE)).verdict == REPRODUCED
+    assert set(claim.row()) >= {"quote", "where", "axis", "rule", "authors_verdict", "ours_verdict", "verdict"}
+    with pytest.raises(ValueError, match="not a verdict"):
+        Evidence("1.97", "reproduced only under the paper's accounting")
+
+
+# -- the audit end to end, quick ---------------------------------------------------------------------------
+def test_the_quick_audit_runs_every_claim_end_to_end_and_resumes(tmp_path, capsys):
+    argv = ["--quick", "1", "--results", str(tmp_path), "--record", "1"]
+    paper_claims.main(argv + ["--workers", "2"])
+    record = json.loads((tmp_path / "paper_claims.json").read_text())
+    rows = record["claims"]
+    assert record["settings"]["quick"] == 1 and "results" not in record["settings"]
+    assert record["digest"] == source_digest()
+    assert_every_headline(rows)
+    for row in rows:
+        assert row["verdict"] in VERDICTS and row["ours_verdict"] in VERDICTS, row
+        assert row["quote"] and row["where"] and row["axis"] and row["rule"], row
+    text = (tmp_path / "paper_claims.md").read_text()
+    assert "| paper | where | claim | axis | paper's number | authors' code | ours |" in text
+    out, err = capsys.readouterr()
+    assert "not recorded for the dashboard: a quick audit decides nothing" in err
+    computed = int(re.search(r"(\d+) runs computed, 0 already stored, 0 failed", err).group(1))
+    paper_claims.main(argv + ["--workers", "0"])  # the stored runs give the same verdicts
+    assert f"0 runs computed, {computed} already stored" in capsys.readouterr().err
+    again = json.loads((tmp_path / "paper_claims.json").read_text())["claims"]
+    assert [row["verdict_text"] for row in again] == [row["verdict_text"] for row in rows]
+
+
+def assert_every_headline(rows: list[dict]) -> None:
+    for paper, where, claim in HEADLINES:
+        assert any(row["paper"] == paper and where in row["where"] and claim in row["claim"] for row in rows), (
+            f"{paper}, {where}: no row claims {claim!r}")
+
+
+def test_paper_claims_refuse_an_unknown_paper():
+    with pytest.raises(SystemExit, match="unknown paper"):
+        paper_claims.main(["--papers", "lsb,zanella"])
+
+
+# -- the recorded audit ------------------------------------------------------------------------------------
+def _recorded() -> dict:
+    from dashboard.claims import RECORD
+
+    return json.loads(RECORD.read_text(encoding="utf-8"))
+
+
+def test_the_recorded_audit_was_measured_on_the_code_as_it_is():
+    assert _recorded()["digest"] == source_digest(), (
+        f"samplers/, targets/ or benchmarks/*claims* changed since the claims were recorded: run `{RECORD_COMMAND}`")
+
+
+def test_the_source_digest_changes_with_a_measured_source(tmp_path):
+    for name in ("samplers/a.py", "targets/b.py", "benchmarks/claims_x.py", "benchmarks/other.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x = 1\n")
+    before = source_digest(tmp_path)
+    (tmp_path / "benchmarks/other.py").write_text("x = 2\n")  # not a measured source
+    assert source_digest(tmp_path) == before
+    (tmp_path / "samplers/a.py").write_text("x = 2\n")
+    assert source_digest(tmp_path) != before
+
+
+def test_the_recorded_audit_is_complete_and_decided_by_the_rules():
+    record = _recorded()
+    assert record["settings"]["papers"] == "lsb,intracluster,opad" and not record["settings"]["quick"]
+    assert record["settings"]["seeds"] >= MIN_SEEDS
+    assert_every_headline(record["claims"])
+    for row in record["claims"]:
+        columns = [row[key] for key in ("authors_verdict", "ours_verdict") if row[key] is not None]
+        expected = INCONCLUSIVE if row["stand_in"] and not row["equivalent"] else weakest(*columns)
+        assert row["verdict"] == expected, row
+        assert row["authors_verdict"] is not None or row["authors"], row
+
+
+@pytest.mark.skipif(not PAPERS.is_dir(), reason="the papers are not in ../shared/papers")
+def test_every_recorded_quote_is_the_papers_own_words():
+    papers = {"LSB": "lsb-local-self-balancing.txt", "Intracluster": "intracluster-moves.txt",
+              "OPAD": "opad-optimal-particle-approximation.txt"}
+    texts = {paper: _words((PAPERS / name).read_text(encoding="utf-8")) for paper, name in papers.items()}
+    for row in _recorded()["claims"]:
+        for fragment in filter(None, (_words(part) for part in row["quote"].split("…"))):
+            assert fragment in texts[row["paper"]], (row["where"], fragment)
+
+
+def _words(text: str) -> str:
+    """The text with its whitespace (line breaks of the plain-text papers) folded to single spaces."""
+    return " ".join(text.split())
+
+
+# -- the intracluster acceptance check ---------------------------------------------------------------------
 def test_the_sampler_accepts_intracluster_moves_at_the_exact_kernels_rate():
     """From π_n, the sampler's acceptance is E_π[acceptance] of the enumerated kernel (Eq. 6, every walk)."""
     target = targets.make("ising_lattice", size=4, beta=1 / 2.27)
@@ -42,78 +238,33 @@ def test_the_sampler_accepts_intracluster_moves_at_the_exact_kernels_rate():
         assert abs(exact.mean - sampled.mean) < 2 * ((exact.high - exact.mean) + (sampled.high - sampled.mean))
 
 
-def test_paper_claims_write_a_verdict_table_its_record_and_the_investigation(tmp_path, monkeypatch, capsys):
-    from benchmarks import lsb_reference
-
-    monkeypatch.setattr(lsb_reference, "REFERENCE_DIR", tmp_path / "absent")  # the benchmark runs without it
-    argv = ["--seeds", "2", "--iterations", "40", "--sampling-iterations", "200", "--chains", "4",
-            "--reference-steps", "2000", "--authors-seeds", "1", "--models-iterations", "30", "--im-scale", "0.03",
-            "--im-trials", "2", "--im-moves", "15", "--im-acceptance-moves", "3", "--opad-chains", "2",
-            "--opad-steps", "200", "--opad-long-steps", "400", "--results", str(tmp_path)]
-    paper_claims.main(argv + ["--workers", "2"])
-    text = (tmp_path / "paper_claims.md").read_text()
-    record = json.loads((tmp_path / "paper_claims.json").read_text())
-    rows = record["claims"]
-    assert [row["where"] for row in rows] == [
-        "Fig. 2, case 3", "Table 2, case 4", "Fig. 4 (RBM)", "Fig. 5 (Markov network)", "Table 3 (Markov networks)",
-        "Fig. 2 (ferromagnet)",
-        "Fig. 3 (spin glass)", "Fig. 4 (Gabor RBM)", *(f"Fig. {k}, {title}" for k, title in (
-            (1, "1-D Ising chain, m = 15"), (2, "Bayesian variable selection, synthetic m = 20, n = 200"),
-            (3, "DAGs on 5 nodes, ER(5, 2)"), (4, "DAGs on 5 nodes, ER(5, 2)")))]
-    assert all(row["verdict"] in VERDICTS for row in rows)
-    assert record["settings"]["im_moves"] == 15 and record["commit"]
-    assert "| paper | where | claim | paper's number |" in text
-    assert "why the paper's settings accept almost nothing" in text and "| k | γ | exact | sampler |" in text
-    assert "Equilibrium reference (mean spin):" in text and text.count("The authors' code was not run") == 2
-    assert (tmp_path / "paper_claims.html").stat().st_size > 10_000
-    out, err = capsys.readouterr()
-    # our runs: Fig. 2 (2 references + 2 × 2 seeds × 2), Table 2 (2), Fig. 4 and 5 (2 × 2 each and a reference),
-    # Table 3 (3 networks × 2 × 2), the intracluster trials (3 × 2) and the OPAD runs (2 + 1 + 1 + 1)
-    runs = (2 + 8) + 2 + (4 + 4 + 1) + 12 + 6 + 5
-    assert "written:" in out and f"{runs} runs computed, 0 already stored, 0 failed" in err
-    paper_claims.main(argv + ["--workers", "0"])  # the stored runs give the same verdicts
-    assert f"0 runs computed, {runs} already stored" in capsys.readouterr().err
-    assert [row["verdict"] for row in json.loads((tmp_path / "paper_claims.json").read_text())["claims"]] == [
-        row["verdict"] for row in rows]
-
-
-def test_paper_claims_refuse_an_unknown_paper():
-    with pytest.raises(SystemExit, match="unknown paper"):
-        paper_claims.main(["--papers", "lsb,zanella"])
-
-
-@pytest.mark.skipif(not available(), reason="the LSB authors' code is not in ../shared/reference/lsb")
-def test_the_authors_code_runs_their_fig_2_schedule():
-    from benchmarks.claims_lsb import _authors_figure_2
-
-    lines, ratios = _authors_figure_2(SimpleNamespace(authors_seeds=1, iterations=6, chains=3))
-    assert set(ratios) == {"iterations", "moves"} and "#### The authors' code" in lines[0]
-
-
+# -- the dashboard's card ----------------------------------------------------------------------------------
 def _record(tmp_path, rows):
     path = tmp_path / "claims.json"
-    path.write_text(json.dumps({"settings": {"seeds": 5}, "commit": "abc1234", "measured": "2026-11-24T07:00:00",
-                                "claims": rows}), encoding="utf-8")
+    path.write_text(json.dumps({"settings": {"seeds": 5}, "digest": "0123456789abcdef", "commit": "abc1234",
+                                "measured": "2026-11-24T07:00:00", "claims": rows}), encoding="utf-8")
     return path
 
 
-def test_the_claims_card_shows_the_recorded_verdicts_escaped_and_coloured(tmp_path):
+def test_the_claims_card_shows_the_sentence_the_columns_and_the_verdicts_escaped_and_coloured(tmp_path):
     import panel as pn
 
     from dashboard.claims import COLOURS, ClaimsCard
+    from dashboard.model.presets import load_presets
 
-    rows = [{"paper": "LSB", "where": "Fig. 2", "claim": "LSB2 <b>twice</b> as fast", "papers_number": "2×",
-             "ours_papers_axis": "1.97", "ours_fair": "moves 1.0", "verdict": "reproduced only under the paper's "
-             "accounting", "reason": "two moves per iteration"},
-            {"paper": "OPAD", "where": "Fig. 1", "claim": "KL / 10", "papers_number": "10×", "ours_papers_axis": "41",
-             "ours_fair": "5.3", "verdict": "not reproduced", "reason": ""}]
-    panes = pn.panel(ClaimsCard(path=_record(tmp_path, rows))).select(pn.pane.HTML)
-    table = next(pane.object for pane in panes if "<table" in (pane.object or ""))
+    preset = next(name for name in load_presets() if name.startswith("Segmentation case 3"))
+    rows = [_claim(claim="LSB2 <b>twice</b> as fast", quote="![i](http://127.0.0.1:9/p.png)",
+                   replay=preset).row(),
+            _claim(authors=Evidence(NO_AUTHORS_CODE), ours=Evidence("41×", REPRODUCED)).row()]
+    card = pn.panel(ClaimsCard(path=_record(tmp_path, rows)))
+    table = next(pane.object for pane in card.select(pn.pane.HTML) if "<table" in (pane.object or ""))
     assert table.count("<tr>") == 3 and "&lt;b&gt;twice&lt;/b&gt;" in table and "<b>twice" not in table
-    assert COLOURS["not reproduced"] in table and COLOURS["reproduced only under the paper's accounting"] in table
-    text = " ".join(str(pane.object) for pane in pn.panel(ClaimsCard(path=_record(tmp_path, rows))).select(
-        pn.pane.Markdown))
-    assert "abc1234" in text and "2026-11-24" in text and "--record 1" in text
+    assert "<img" not in table and "![i](http://127.0.0.1:9/p.png)" in table  # the quote shows as text
+    assert COLOURS[NOT_REPRODUCED] in table and COLOURS[WEAKER] in table and COLOURS[REPRODUCED] in table
+    assert "not reproduced (authors&#x27; code: not reproduced; ours: weaker than claimed)" in table
+    assert table.count('href="?run=') == 1 and f"replay: {preset}" in table
+    text = " ".join(str(pane.object) for pane in card.select(pn.pane.Markdown))
+    assert "0123456789ab" in text and "2026-11-24" in text and "--record 1" in text and "abc1234" not in text
 
 
 def test_the_claims_card_says_how_to_make_a_record_when_there_is_none(tmp_path):
@@ -121,17 +272,8 @@ def test_the_claims_card_says_how_to_make_a_record_when_there_is_none(tmp_path):
 
     from dashboard.claims import ClaimsCard
 
-    for path in (tmp_path / "absent.json", _record(tmp_path, None).with_name("broken.json")):
-        if path.name == "broken.json":
-            path.write_text("{not json", encoding="utf-8")
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json", encoding="utf-8")
+    for path in (tmp_path / "absent.json", broken):
         alerts = pn.panel(ClaimsCard(path=path)).select(pn.pane.Alert)
-        assert alerts and "python -m benchmarks paper_claims --record 1" in alerts[0].object
-
-
-def test_the_recorded_audit_in_assets_is_complete():
-    from dashboard.claims import COLUMNS, RECORD
-
-    record = json.loads(RECORD.read_text(encoding="utf-8"))
-    assert record["commit"] and record["measured"] and record["settings"]["papers"] == "lsb,intracluster,opad"
-    assert len(record["claims"]) >= 12
-    assert all(set(COLUMNS) <= set(row) and row["verdict"] in VERDICTS for row in record["claims"])
+        assert alerts and RECORD_COMMAND in alerts[0].object

@@ -7,6 +7,7 @@ count the work done in a time window.
 
 from __future__ import annotations
 
+import re
 
 import numpy as np
 import pytest
@@ -15,12 +16,12 @@ import samplers
 import targets
 from dashboard.model.buffer import Chunk, TraceBuffer
 from dashboard.model.client import RunClient
-from dashboard.model.comparison import compare, unreadable
+from dashboard.model.comparison import SETTLED_RHAT, compare, unreadable
 from dashboard.model.config import RunConfig
 from dashboard.model.engine import Engine
 from dashboard.model.move_replay import MoveReplay
 from dashboard.model.session import RunSession
-from dashboard.model.snapshot import Display
+from dashboard.model.snapshot import BARELY_MOVES, Display
 from dashboard.views.adaptation import AdaptationView
 from dashboard.views.balancing import thinned
 from dashboard.views.comparison import ComparisonView
@@ -187,6 +188,23 @@ def test_the_comparison_names_the_faster_sampler_only_when_its_data_show_it(axis
     assert unreadable(settled, axis, True, tau=3.0 * {"seconds": 1e-3}.get(axis, 1), acceptance=0.5) is None
     assert "too short to resolve" in unreadable(settled, axis, True, tau=float("nan"), acceptance=0.5)
     assert "too short to resolve" in unreadable(settled, axis, True, tau=3000.0, acceptance=0.5)
+
+
+@pytest.mark.parametrize("measured", [1.0503, 1.0549, 1.0551, 1.2])
+def test_a_split_rhat_is_called_unsettled_only_when_the_number_printed_is_above_the_threshold(measured, monkeypatch):
+    monkeypatch.setattr("dashboard.model.comparison.rhat", lambda draws: measured)
+    reason = unreadable(ar1_buffer(0.5).history(), "steps", True, tau=3.0, acceptance=0.5) or ""
+    printed = re.search(r"split-R̂ ([\d.]+)", reason)
+    assert (printed is not None) == (round(measured, 2) > SETTLED_RHAT)  # 1.0503 reads "1.05": settled
+    assert printed is None or float(printed.group(1)) > SETTLED_RHAT
+
+
+@pytest.mark.parametrize("acceptance", [0.00994, 0.00996, 0.5])
+def test_an_acceptance_is_called_too_low_only_when_the_percentage_printed_is_under_the_threshold(acceptance):
+    reason = unreadable(ar1_buffer(0.5).history(), "steps", True, tau=3.0, acceptance=acceptance) or ""
+    printed = re.search(r"accepts ([\d.]+)% of its moves", reason)
+    assert (printed is not None) == (acceptance < 0.00995)  # 0.00996 reads "1.00%": not under 1 %
+    assert printed is None or float(printed.group(1)) < 100 * BARELY_MOVES
 
 
 # -- slow motion -------------------------------------------------------------------------------------------------

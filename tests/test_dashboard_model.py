@@ -13,9 +13,11 @@ import io
 import json
 import multiprocessing
 import os
+import re
 import signal
 import threading
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -32,7 +34,7 @@ from dashboard.model.export import run_record_json, trace_csv
 from dashboard.model.presets import load_presets
 from dashboard.model import session as session_module
 from dashboard.model.session import CpuShare, RunSession, diagnostics
-from dashboard.model.snapshot import Display, Snapshot
+from dashboard.model.snapshot import Display, Snapshot, Status
 from dashboard.model.uploads import MAX_UPLOAD_BYTES, parse_upload
 from tests.tiny import TINY_UAI
 
@@ -221,6 +223,24 @@ def test_a_chunk_of_rows_keeps_each_steps_log_p_statistic():
     assert len({tuple(row) for row in np.array(log_p)}) > 1
 
 
+def test_the_acceptance_counts_moves_not_the_starting_states():
+    """A sampler that accepts every move (Wolff) reads 1, not steps/(steps + 1): step 0 is no move."""
+    buffer = TraceBuffer(n_chains=4, recent_size=1024)
+    states = np.zeros((4, 3), dtype=np.uint8)
+    buffer.push(chunk_of([(0, 0, 0.0, np.zeros(4), np.zeros(4), 0)]), states)  # a run's first row: no move yet
+    assert np.isnan(buffer.recent_acceptance())
+    moves = [(step, step, 0.0, np.zeros(4), np.zeros(4), 4) for step in range(1, 885)]
+    buffer.push(chunk_of(moves), states)
+    assert buffer.recent_acceptance() == 1.0
+
+
+def test_a_run_that_is_not_running_reports_no_speed():
+    running = Status(phase="running", n_steps=500, steps_per_second=23.4)
+    assert running.steps_per_second == 23.4
+    assert replace(running, phase="paused").steps_per_second == 0.0
+    assert Status(phase="failed", steps_per_second=23.4).steps_per_second == 0.0
+
+
 def test_memory_stays_flat_over_a_long_run():
     buffer = TraceBuffer(n_chains=4, history_size=100, recent_size=50)
     states = np.zeros((4, 10), dtype=np.uint8)
@@ -264,7 +284,7 @@ def test_start_and_pause(client):
     client.pause()
     assert client.wait_for(lambda c: c.status.phase == "paused", TIMEOUT)
     settled = client.status.n_steps
-    assert settled >= 50 and not client.status.running
+    assert settled >= 50 and not client.status.running and client.status.steps_per_second == 0
     time.sleep(0.2)  # a run that went on after the pause would show in the step count below
     assert client.run_steps(10, timeout=TIMEOUT)
     assert client.status.n_steps == settled + 10 and not client.status.running
@@ -651,6 +671,21 @@ def test_every_preset_builds_and_runs():
         target, sampler = config.build()
         sampler.step()
         assert preset.description
+
+
+#: What a preset's text may not state, as its run does not show it: a duration (the speed is the machine's), a
+#: measured rate other than a target it tunes toward, or a verdict on a paper's claim (the claims card gives those).
+NOT_SHOWN_BY_THE_RUN = {"a duration": re.compile(r"\d\s*(s|min|seconds?|minutes?)\b|(few|some) (seconds|minutes)"),
+                        "a measured per cent": re.compile(r"(?<!toward )(?<![\d.])\d+(\.\d+)? ?%"),
+                        "a verdict": re.compile(r"\breproduced\b")}
+
+
+@pytest.mark.parametrize("name", list(load_presets()))
+def test_no_preset_states_a_measurement_its_run_does_not_show(name):
+    preset = load_presets()[name]
+    for text in (preset.description, preset.shows_failure):
+        for what, pattern in NOT_SHOWN_BY_THE_RUN.items():
+            assert not pattern.search(text), f"{name} states {what}: {pattern.search(text).group(0)!r}"
 
 
 def test_a_preset_runs_in_a_worker(engine):

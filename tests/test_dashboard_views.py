@@ -15,24 +15,26 @@ import param
 import pytest
 from bokeh.models import ColorBar
 
+import targets
 from dashboard.controls import NOT_LOADED
 from dashboard.explorer import Explorer
 from dashboard.model.config import RunConfig
-from dashboard.model.images import as_image, cell_centres
+from dashboard.model.images import as_image, cell_centres, site_name, step_labels
 from dashboard.model.session import ESS_DEFINITIONS
+from dashboard.model.snapshot import RunInfo
 from dashboard.views.adaptation import AdaptationView
 from dashboard.views.balancing import BalancingView
 from dashboard.views.dag import DagView
 from dashboard.views.diagnostics import DiagnosticsView
 from dashboard.views.inclusion import InclusionView
-from dashboard.views.inspector import InspectorView
+from dashboard.views.inspector import RING_COLOUR, InspectorView, describe, marks, proposal_picture
 from dashboard.views.kl import KLView
-from dashboard.views.lattice import LatticeView
+from dashboard.views.lattice import STATE_COLOURS, WALK_COLOURS, LatticeView, state_key
 from dashboard.views.tempering import TemperingView
 from dashboard.views.tuning import TuningView
 from dashboard.views.traces import WAITING, TraceView
-from dashboard.views.upload import LimitedFileInput
-from tests.explorer_driver import TIMEOUT, advance, applied, built, card, settle, view
+from samplers.inspection import ProposalInspection
+from tests.explorer_driver import TIMEOUT, advance, applied, built, card, settle, upload, view
 from tests.explorer_driver import make_explorer as explorer_for
 from tests.tiny import TINY_UAI
 
@@ -154,6 +156,86 @@ def test_bits_placed_by_position_are_drawn_and_outlined_in_their_cells():
     assert list(zip(x, y)) == [(1.5, 0.5), (2.5, 1.5)]  # bit 0 is edge 0 → 1, bit 3 edge 1 → 2
     x, y = cell_centres(np.array([1, 17, 20]), (3, 3, 3), 27, depth=1)  # a 3-D lattice: the shown slice's only
     assert list(zip(x, y)) == [(2.5, 2.5)]
+
+
+def test_an_rbm_is_drawn_as_its_visible_image_beside_its_hidden_units():
+    target = targets.make("gabor_rbm", side=6, n_hidden=10, patch=3)
+    assert target.image_shape == (6, 6 + 1 + 2)  # the 6 × 6 image, an empty column, 10 hidden units in 6 × 2
+    x = np.random.default_rng(0).integers(0, 2, target.dim).astype(np.uint8)
+    image = as_image(x, target.image_shape, positions=target.image_positions)
+    np.testing.assert_array_equal(image[:, :6], x[:36].reshape(6, 6))
+    assert np.isnan(image[:, 6]).all()
+    np.testing.assert_array_equal(image[:, 7:].ravel()[:10], x[36:])
+    assert np.isnan(image[:, 7:].ravel()[10:]).all()
+    app = make_explorer(target="gabor_rbm", target_params={"side": 6, "n_hidden": 10, "patch": 3},
+                        sampler="metropolis", sampler_params={}, n_chains=2, statistic="log_prob")
+    try:  # the state card titles both blocks under them
+        state = view(app, LatticeView)._state
+        assert state.part_titles.data["text"] == ["visible v: 6 × 6 pixels", "hidden h: 10 units"]
+        assert state.part_titles.data["x"] == [3.0, 8.0]
+        assert state.figure.y_range.start > 6 == state.glyph.dh  # room under the blocks for their titles
+        settle(app, lambda: np.array_equal(np.isnan(state.source.data["image"][0]), np.isnan(image)))
+    finally:
+        app.close()
+
+
+def test_sites_are_named_as_the_picture_shows_them():
+    gabor = targets.make("gabor_rbm", side=6, n_hidden=10, patch=3)
+    named = [site_name(site, gabor.image_shape, gabor.image_positions, gabor.image_axes) for site in (8, 36, 45)]
+    assert named == ["pixel (1, 2)", "hidden unit 0", "hidden unit 9"]
+    dag = targets.make("dag", n_nodes=3)
+    assert site_name(0, dag.image_shape, dag.image_positions, dag.image_axes) == "edge X0 → X1"
+    assert site_name(14, (30, 30)) == "site (0, 14)" and site_name(31, (30, 30)) == "site (1, 1)"
+    assert site_name(40, (6, 6, 6)) == "site (1, 0, 4)" and site_name(4, (1, 15)) == "spin 4"
+    assert site_name(4, None) == "bit 4"
+
+
+def test_colour_keys_name_the_states_values():
+    assert "variable false (x = 0)" in state_key("markov_network") and "x = 0: 0" not in state_key("markov_network")
+    assert "unit on (x = 1)" in state_key("from_log_prob")
+
+
+def lattice_info(side: int = 4) -> RunInfo:
+    """What the views know of a run on a ``side`` × ``side`` lattice."""
+    return RunInfo(run=0, request=0, sampler="intracluster", target_name="ising_lattice", dim=side * side,
+                   n_chains=1, image_shape=(side, side), image_positions=None, image_axes=None, capabilities=None,
+                   statistic="log_prob", opad_problem="")
+
+
+def move(kind: str, path=None, sites=(0,), log_q=None) -> ProposalInspection:
+    return ProposalInspection(kind=kind, step=3, before=np.zeros(16, dtype=np.uint8),
+                              proposed_sites=np.array(sites), accepted=False, log_target_ratio=0.0, log_q=log_q,
+                              path=None if path is None else np.array(path))
+
+
+def test_walks_are_numbered_in_order_in_two_colours_apart_from_the_states():
+    sites, labels = step_labels(np.array([5, 6, 7, 6]), first_step=1)
+    assert sites.tolist() == [5, 6, 7] and labels == ["1", "2, 4", "3"]  # a site flipped twice has both numbers
+    walk = marks(move("walk", path=[5, 6, 7, 6, 1, 2]), lattice_info())
+    assert walk["label"] == ["1", "2", "3", "4", "5", "6"]
+    assert walk["colour"] == [WALK_COLOURS[0]] * 3 + [WALK_COLOURS[1]] * 3
+    assert len(set(WALK_COLOURS)) == 2 and not set(WALK_COLOURS) & set(STATE_COLOURS)
+    assert (walk["x"][3], walk["y"][3]) == (2.8, 1.8)  # site 6 = (1, 2), flipped by both walks: the second moves off
+    text = describe(move("walk", path=[5, 6, 7, 6, 1, 2]), lambda site: site_name(site, (4, 4)))
+    assert "First walk (red, 1–3) site (1, 1) → site (1, 2) → site (1, 3)" in text
+
+
+def test_a_path_is_numbered_and_proposed_sites_are_ringed_in_a_contrasting_colour():
+    path = marks(move("path", path=[9, 3], log_q=np.linspace(-3, -1, 16)), lattice_info())
+    assert path["label"] == ["1", "2"] and len(set(path["colour"])) == 1 and path["fill_alpha"] == [1.0, 1.0]
+    rings = marks(move("single flip", sites=[6], log_q=np.linspace(-3, -1, 16)), lattice_info())
+    assert rings["colour"] == [RING_COLOUR] and rings["fill_alpha"] == [0.0] and rings["label"] == [""]
+    assert RING_COLOUR not in STATE_COLOURS
+    assert "Path of 1 flip " in describe(move("path", path=[9], log_q=np.linspace(-3, -1, 16)))
+
+
+def test_a_uniform_proposal_shows_the_state_not_a_flat_map():
+    uniform = move("single flip", sites=[6], log_q=np.full(16, -np.log(16)))
+    assert proposal_picture(uniform) is None
+    text = describe(uniform, lambda site: site_name(site, (4, 4)))
+    assert "flip site (1, 2)" in text and "same chance 1/16" in text
+    peaked = move("single flip", sites=[6], log_q=np.log(np.arange(1, 17) / 136))
+    np.testing.assert_allclose(10 ** proposal_picture(peaked), np.arange(1, 17) / 136)
 
 
 @pytest.mark.parametrize("target, selector, value, shown, hidden", [
@@ -314,6 +396,16 @@ def test_diagnostics_table_fills_after_a_run(explorer):
     assert " ± " in values[ESS_DEFINITIONS[1]] and " ± " in values[ESS_DEFINITIONS[2]]
 
 
+def test_the_diagnostics_say_what_an_ess_above_the_draws_and_a_high_rhat_mean():
+    from dashboard.views.diagnostics import notes
+    wolff = {"window (steps)": 884, ESS_DEFINITIONS[0]: 5177.3, "R-hat": 1.2301}  # as the issue saw Wolff's
+    antithetic, disagreeing = notes(wolff, 4)
+    assert antithetic.startswith("ESS 5177 is more than the 884 × 4 = 3,536 draws") and "negatively" in antithetic
+    assert disagreeing.startswith("R-hat 1.23 is above 1.01") and "4 chains do not yet agree" in disagreeing
+    assert notes({"window (steps)": 884, ESS_DEFINITIONS[0]: 900.0, "R-hat": 1.01004}, 4) == []  # R̂ reads "1.01"
+    assert notes({"window (steps)": 1, ESS_DEFINITIONS[0]: float("nan"), "R-hat": float("nan")}, 4) == []
+
+
 def test_invalid_settings_show_a_message_and_keep_the_run(explorer):
     advance(explorer, 10)
     controls = explorer.controls
@@ -365,13 +457,6 @@ def test_parallel_tempering_shows_its_base_samplers_parameters(explorer):
     controls.apply()
     settle(explorer, lambda: controls.alert.visible)
     assert "fixed kernel in every replica" in controls.alert.object
-
-
-def upload(file_input: LimitedFileInput, name: str, data: bytes) -> None:
-    """What the browser sends after a file was chosen."""
-    import base64
-    serial = file_input.upload.get("serial", 0) + 1
-    file_input.upload = {"name": name, "data": base64.b64encode(data).decode(), "serial": serial}
 
 
 def test_upload_and_configuration_import(explorer):
@@ -506,6 +591,7 @@ def test_dag_view_draws_the_current_graph_and_edge_probability_heatmaps():
         assert [b == "black" for b in heat["border"]] == list(target.true_adjacency[pairs[:, 0], pairs[:, 1]] == 1)
         assert np.all((np.asarray(heat["exact"]) >= 0) & (np.asarray(heat["exact"]) <= 1))
         assert all(fig.visible for fig in dag.heat_figures)
+        assert dag.caption.visible and "black outline: an edge of the true graph" in dag.caption.object
     finally:
         app.close()
 
@@ -564,7 +650,7 @@ def test_proposal_inspector_follows_the_shown_chain_step_by_step():
         pictures = []
         for step in range(1, 4):
             advance(app, 1)
-            settle(app, lambda: f"Step {step}. Proposed: flip bit" in inspector.text.object)
+            settle(app, lambda: f"Step {step}. Proposed: flip site (" in inspector.text.object)
             image = inspector._panel.source.data["image"][0]
             np.testing.assert_allclose((10.0 ** image[np.isfinite(image)]).sum(), 1.0, atol=1e-5)  # Q sums to one
             pictures.append((image.copy(), "accepted" in inspector.text.object))

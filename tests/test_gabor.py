@@ -102,7 +102,7 @@ def test_filters_are_reproducible_by_seed():
 def test_defaults_are_the_papers_size():
     target = targets.make("gabor_rbm")
     assert (target.n_visible, target.n_hidden, target.dim) == (784, 500, 1284)
-    assert target.image_shape is None and target.beta == 1.0
+    assert target.image_shape == (28, 28 + 1 + 18) and target.beta == 1.0  # the image beside 500 hidden units
 
 
 def test_visible_image_is_the_pixel_grid(small, rng):

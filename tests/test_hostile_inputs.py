@@ -472,3 +472,13 @@ def test_every_preset_round_trips_through_json():
         config = preset.run_config()
         again = RunConfig.from_json(config.to_json())
         assert again.to_dict() == config.to_dict()
+
+
+@pytest.mark.parametrize("data, message", [
+    (b"a,b,y\n1\n2\n", "3 column names but 1 column of numbers"),
+    (b"y\n1,2\n3,4\n", "the first row must name every column"),
+    (b"a,b,c,y\n1,2\n3,4\n", "4 column names but 2 columns of numbers"),
+])
+def test_a_header_that_does_not_match_the_numbers_is_refused_in_plain_english(data, message):
+    with pytest.raises(ValueError, match=message):
+        parse_upload("bvs", "data.csv", data)

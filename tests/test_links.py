@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dashboard.model.config import RunConfig
-from dashboard.model.links import MAX_LINK_CHARS, config_from_link, link_query
+from dashboard.model.links import MAX_LINK_CHARS, MAX_LINK_JSON_BYTES, config_from_link, link_query
 
 
 def packed(data: bytes) -> str:
@@ -47,3 +47,14 @@ def test_a_run_too_large_for_a_link_has_none():
 def test_malformed_and_hostile_links_are_refused_with_a_reason(text, reason):
     with pytest.raises(ValueError, match=reason):
         config_from_link(text)
+
+
+def test_a_configuration_too_large_for_a_link_is_never_written_out_in_full(monkeypatch):
+    """Finding that an uploaded model has no link costs what a link holds, not the whole model (seconds at 14 MB)."""
+    config = RunConfig(target="boltzmann", target_params={"J": np.zeros((700, 700))})
+    whole = len(config.to_json())
+    written: list[int] = []
+    pieces = RunConfig.json_pieces
+    monkeypatch.setattr(RunConfig, "json_pieces", lambda self: (written.append(len(p)) or p for p in pieces(self)))
+    assert link_query(config) is None
+    assert 0 < sum(written) <= MAX_LINK_JSON_BYTES + 100 < whole / 10

@@ -40,7 +40,8 @@ from .config import RunConfig
 from .opad_tracker import MAX_PARTICLES
 from .uploads import DEFAULT_LIMITS, UploadLimits, format_bytes
 
-GIB = 2**30
+#: One gigabyte: sizes are decimal everywhere (``uploads.format_bytes``, the README), so 2 GB reads "2 GB".
+GB = 10**9
 #: Fewest distinct states an OPAD store may hold before tracking is not worth it.
 MIN_PARTICLES = 10_000
 
@@ -49,8 +50,8 @@ MIN_PARTICLES = 10_000
 class Budget:
     """What one server lets its sessions use (set by ``panel serve app.py --args …``, see ``app.py``)."""
 
-    run_bytes: int = 2 * GIB  # one run's estimate, and its worker's hard limit above start-up size
-    total_bytes: int = 16 * GIB  # all runs of the server together
+    run_bytes: int = 2 * GB  # one run's estimate, and its worker's hard limit above start-up size
+    total_bytes: int = 16 * GB  # all runs of the server together
     max_workers: int = 40  # concurrent sessions with a run
     idle_seconds: float = 120.0  # a worker that hears nothing from its session for this long ends
     uploads: UploadLimits = field(default_factory=lambda: DEFAULT_LIMITS)

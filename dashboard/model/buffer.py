@@ -151,11 +151,13 @@ class TraceBuffer:
         return Drained(new, full, fresh, n_steps, n_evals, seconds, self.recent_acceptance())
 
     def recent_acceptance(self) -> float:
-        """Fraction of chain moves accepted over the recent window (NaN before any step)."""
+        """Fraction of chain moves accepted over the recent window (NaN before any move). The row of step 0 (the
+        starting states) is no move: counted as one, it kept a sampler that accepts every move under 1."""
         n_recent = min(self._n_recent_total, self.recent_size)
-        if not n_recent:
+        moves = self._recent["step"][:n_recent] > 0
+        if not moves.any():
             return float("nan")
-        return float(self._recent["accepted"][:n_recent].sum() / (n_recent * self.n_chains))
+        return float(self._recent["accepted"][:n_recent][moves].sum() / (moves.sum() * self.n_chains))
 
     def recent(self) -> dict:
         """The recent window in step order: step, n_evals, seconds, accepted, statistic (k, n_chains)."""

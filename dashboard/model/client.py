@@ -76,7 +76,7 @@ class RunClient(param.Parameterized):
         self._closed = False
         self._display = Display()
         self.history: dict | None = None
-        self.apply(config or RunConfig())
+        self._first_run(config)
 
     @property
     def awaiting(self) -> bool:
@@ -90,6 +90,15 @@ class RunClient(param.Parameterized):
         return self._requests[max(self._requests)] if self._requests else self.config or RunConfig()
 
     # -- requests ------------------------------------------------------------------------------------------
+    def _first_run(self, config: RunConfig | None) -> None:
+        """Ask for ``config``'s run (the default's when None); when it is refused (over the budget), for the default
+        run, with the reason in ``error`` — a page never waits for a run nobody builds."""
+        if self.apply(config or RunConfig()) or config is None:
+            return
+        refusal = self.error
+        if self.apply(RunConfig()):
+            self.error = f"{refusal}. Here is the default run instead."
+
     def apply(self, config: RunConfig) -> bool:
         """Ask for a fresh run of ``config``; False (and ``error`` says why) when it is refused at once."""
         try:
@@ -122,14 +131,14 @@ class RunClient(param.Parameterized):
         self._command("beta", float(beta))
 
     def start(self) -> None:
-        self._command("start")
+        self._run_command("start")
 
     def pause(self) -> None:
-        self._command("pause")
+        self._run_command("pause")
 
     def step(self, n: int = 1) -> None:
         """Take ``n`` more steps, then stop."""
-        self._command("step", int(n))
+        self._run_command("step", int(n))
 
     def set_speed(self, steps_per_second: float) -> None:
         """Change the speed cap live (0 = as fast as possible); the run goes on."""
@@ -155,11 +164,19 @@ class RunClient(param.Parameterized):
         """Pause, make one move and send it frame by frame (arrives in ``replay``)."""
         self._command("replay", int(chain))
 
-    def _command(self, *message) -> None:
+    def _command(self, *message) -> bool:
+        """Send ``message``; False (and ``error`` says why) when there is no worker for it."""
         try:
             self._send(*message)
         except ServerBusy as error:
             self.error = str(error)
+            return False
+        return True
+
+    def _run_command(self, *message) -> None:
+        """Start, Pause or Step: once sent, an earlier refusal is no longer news (a refusal of this one is)."""
+        if self._command(*message):
+            self.error = ""
 
     def _send(self, *message) -> None:
         """Send to the worker, starting one (with the last built configuration) when there is none."""
@@ -196,8 +213,9 @@ class RunClient(param.Parameterized):
             while handle.connection.poll(0):
                 kind, *payload = handle.connection.recv()
                 snapshot = self._receive(kind, payload)
-                if kind == "info":
-                    snapshots.clear()  # views now show the new run; snapshots of the old one are void
+                if kind == "info":  # views now show the new run; snapshots of the old one are void. A later run
+                    snapshots.clear()  # waits for the next poll: one page update never builds views for two runs
+                    break  # (their models would reach the page half-described: "reference … isn't known")
                 if snapshot is not None:
                     snapshots.append(snapshot)
             if not handle.alive:

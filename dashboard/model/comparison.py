@@ -51,6 +51,8 @@ AXES = {"seconds": ("seconds", "compute second"), "steps": ("step", "step"),
         "evaluations": ("n_evals", "target evaluation")}
 #: Largest split-R̂ over the second half of a trace at which its chains count as settled.
 SETTLED_RHAT = 1.05
+#: Decimals the verdict's sentences print split-R̂ with (and acceptance, in per cent).
+SHOWN_DIGITS = 2
 #: Largest autocorrelation time, as a fraction of the compared span, that the run resolves.
 RESOLVED_FRACTION = 0.05
 
@@ -125,15 +127,21 @@ def summary(name: str, history: dict, axis: str, lags: np.ndarray, acf: np.ndarr
 
 
 def unreadable(history: dict, axis: str, energy: bool, tau: float, acceptance: float) -> str | None:
-    """Why one sampler's autocorrelation time cannot be compared (``None`` when it can)."""
-    if not acceptance >= BARELY_MOVES:
-        return f"accepts {acceptance:.2%} of its moves, so its trace is nearly flat and says nothing about mixing"
+    """Why one sampler's autocorrelation time cannot be compared (``None`` when it can).
+
+    Acceptance and split-R̂ are compared with their thresholds as the sentence prints them (``SHOWN_DIGITS``), so
+    that it never states a value that reads as on the other side of the threshold (R̂ 1.0503 "1.05", not settled).
+    """
+    accepted = round(acceptance, SHOWN_DIGITS + 2)
+    if not accepted >= BARELY_MOVES:
+        return (f"accepts {accepted:.{SHOWN_DIGITS}%} of its moves (under {BARELY_MOVES:.0%}), so its trace is nearly "
+                "flat and says nothing about mixing")
     values = -history["log_prob"] if energy else history["statistic"]
     second_half = values[values.shape[0] // 2:].T
-    settled = rhat(second_half) if second_half.shape[1] >= 8 else float("nan")
+    settled = round(rhat(second_half), SHOWN_DIGITS) if second_half.shape[1] >= 8 else float("nan")
     if not settled <= SETTLED_RHAT:
-        return (f"has not settled (split-R̂ {settled:.3g} over the second half: still drifting, or its chains sit in "
-                "different modes)")
+        return (f"has not settled (split-R̂ {settled:.{SHOWN_DIGITS}f} over the second half, above {SETTLED_RHAT}: "
+                "still drifting, or its chains sit in different modes)")
     column = history[AXES[axis][0]]
     span = float(column[-1] - column[0])
     if not np.isfinite(tau) or tau > RESOLVED_FRACTION * span:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -288,7 +289,11 @@ class RunConfig(param.Parameterized):
         return values
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2)
+        return "".join(self.json_pieces())
+
+    def json_pieces(self) -> Iterator[str]:
+        """``to_json()`` piece by piece, written as it is read: a reader that needs only its start stops early."""
+        return json.JSONEncoder(indent=2).iterencode(self.to_dict())
 
     @classmethod
     def from_dict(cls, data: dict, limits: UploadLimits = DEFAULT_LIMITS) -> RunConfig:

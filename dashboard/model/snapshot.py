@@ -96,14 +96,22 @@ class Display:
 
 @dataclass(frozen=True)
 class Status:
-    """Where a run stands; ``barely_moves`` once a full window of steps accepts under ``BARELY_MOVES`` of moves."""
+    """Where a run stands; ``barely_moves`` once a full window of steps accepts under ``BARELY_MOVES`` of moves.
+
+    A run that is not running takes no steps: its ``steps_per_second`` is 0 whatever rate was measured last
+    (a paused or failed run never reports the speed it had before).
+    """
 
     phase: str = "paused"  # "paused", "running" or "failed"
     n_steps: int = 0
     n_evals: int = 0
     seconds: float = 0.0  # time spent inside the sampler's steps
-    steps_per_second: float = 0.0
+    steps_per_second: float = 0.0  # measured while running
     acceptance: float = float("nan")  # over the recent window
+
+    def __post_init__(self):
+        if not self.running:
+            object.__setattr__(self, "steps_per_second", 0.0)
 
     @property
     def running(self) -> bool:

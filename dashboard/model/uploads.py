@@ -103,6 +103,11 @@ def format_bytes(n: int | float) -> str:
     return f"{n:,.0f} TB"
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1: "1 column", "3 columns"."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def excerpt(text: object, limit: int = MAX_EXCERPT_CHARS) -> str:
     """``str(text)`` cut to ``limit`` characters, ending in "…" when cut (keeps file contents out of messages)."""
     text = str(text)
@@ -327,7 +332,8 @@ def _named_table(filename: str, data: bytes, min_columns: int, limits: UploadLim
         raise ValueError(f"{filename}: below the header, every value must be a number "
                          f"({_quoting_briefly(error)})") from None
     if table.shape[1] != len(names):
-        raise ValueError(f"{filename}: {len(names)} column names but {table.shape[1]} columns of numbers")
+        raise ValueError(f"{filename}: {counted(len(names), 'column name')} but "
+                         f"{counted(table.shape[1], 'column')} of numbers")
     if table.shape[0] < 2:
         raise ValueError(f"{filename}: at least 2 rows of data are needed; got {table.shape[0]}")
     if not np.all(np.isfinite(table)):

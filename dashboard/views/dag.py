@@ -6,7 +6,8 @@ posterior probability of every edge i → j (row i = parent, column j = child):
 from the chains' frequencies (MCMC), from the visited DAGs reweighted ∝ p̃
 (OPAD), from the visited and proposed DAGs (OPAD+), and exact by enumerating
 every DAG (OPAD paper §4.3, Figs. 3–4). Edges of the graph that generated
-synthetic data have a black border. The heatmaps come from the run's
+synthetic data have a black border, which a caption under the heatmaps
+explains. The heatmaps come from the run's
 ``OpadSnapshot`` (see ``dashboard.views.snapshot``); the current DAG from each
 flush's states.
 """
@@ -28,6 +29,9 @@ NODE_RADIUS = 0.16
 HEAT_SIDE = 215
 COLOUR_BAR_PIXELS = 75
 PALETTE = tuple(reversed(Blues256))  # light for improbable edges, dark for likely ones
+TRUE_EDGE_CAPTION = ("<span style='display:inline-block;width:12px;height:12px;border:2px solid black;"
+                     "vertical-align:middle;margin-right:6px'></span>black outline: an edge of the true graph, the "
+                     "one that generated the data")
 
 
 def node_positions(n: int) -> np.ndarray:
@@ -76,10 +80,14 @@ class DagView(LiveView):
         self.heat_figures = [self._heat_figure(kind, colour_bar=column == 1)
                              for kind, column in zip(SERIES, (0, 1, 0, 1))]
         self.status = pn.pane.HTML("", sizing_mode="stretch_width")
+        # as wide as the heatmaps' grid, not stretched: the grid stays beside the graph
+        self.caption = pn.pane.HTML(TRUE_EDGE_CAPTION, width=2 * HEAT_SIDE + COLOUR_BAR_PIXELS,
+                                    css_classes=["true-edges"], visible=False)
         self._layout = pn.Column(
             self.status,
             pn.FlexBox(pn.pane.Bokeh(self.graph_figure),  # the grid goes under the graph on narrow screens
-                       pn.GridBox(*(pn.pane.Bokeh(fig) for fig in self.heat_figures), ncols=2),
+                       pn.Column(pn.GridBox(*(pn.pane.Bokeh(fig) for fig in self.heat_figures), ncols=2),
+                                 self.caption),
                        sizing_mode="stretch_width"),
             sizing_mode="stretch_width")
         self._info: RunInfo | None = None
@@ -129,6 +137,7 @@ class DagView(LiveView):
             fig.y_range.factors = names[::-1]
             fig.visible = info.opad_tracked
         self.heat_source.data = plain(heat_columns(dag, {}))
+        self.caption.visible = info.opad_tracked and dag.true_adjacency is not None
         self.status.object = ("Edge probabilities appear after the first steps (exact values by enumerating "
                               "every DAG)." if info.opad_tracked else f"No edge probabilities: {info.opad_problem}.")
 

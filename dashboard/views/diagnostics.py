@@ -7,9 +7,13 @@ import math
 import pandas as pd
 import panel as pn
 
+from ..model.session import ESS_DEFINITIONS
 from ..model.snapshot import RunInfo, Snapshot
 from ..model.statistics import LABELS
 from .base import LiveView
+
+#: Largest R̂ at which chains count as agreeing (Vehtari et al. 2021 recommend R̂ < 1.01).
+AGREED_RHAT = 1.01
 
 
 def _format(value) -> str:
@@ -22,6 +26,31 @@ def _format(value) -> str:
     return f"{value:.4g}"
 
 
+def _as_shown(value: float) -> float:
+    """``value`` as the table prints it (NaN before there are diagnostics)."""
+    return value if math.isnan(value) else float(_format(value))
+
+
+def notes(values: dict, n_chains: int) -> list[str]:
+    """What an unusual ESS or R̂ of the table means, with the run's numbers, compared as the table prints them.
+
+    An ESS above the number of draws it is computed from (negatively correlated draws), and an R̂ above
+    ``AGREED_RHAT`` (chains that disagree); nothing otherwise.
+    """
+    said = []
+    window, ess, rhat = values["window (steps)"], values[ESS_DEFINITIONS[0]], values["R-hat"]
+    draws = window * n_chains
+    if _as_shown(ess) > draws:
+        said.append(f"ESS {_format(ess)} is more than the {window:,} × {n_chains} = {draws:,} draws it comes from: "
+                    "successive values are negatively correlated (antithetic: a move tends to undo the previous "
+                    "one's deviation), so their mean varies less than that of as many independent draws.")
+    if _as_shown(rhat) > AGREED_RHAT:
+        said.append(f"R-hat {_format(rhat)} is above {AGREED_RHAT} (Vehtari et al. 2021): the {n_chains} chains do "
+                    "not yet agree on the statistic's distribution — still drifting, or in different modes — so "
+                    "the ESS says little yet.")
+    return said
+
+
 class DiagnosticsView(LiveView):
     """Mixing diagnostics of the traced statistic over the recent window."""
 
@@ -31,10 +60,10 @@ class DiagnosticsView(LiveView):
         super().__init__(**params)
         self._table = pn.pane.DataFrame(pd.DataFrame(), index=False, sizing_mode="stretch_width")
         self._caption = pn.pane.Markdown("", margin=(0, 10))
-        self._statistic = "log_prob"
+        self._statistic, self._n_chains = "log_prob", 1
 
     def reconfigure(self, info: RunInfo) -> None:
-        self._statistic = info.statistic
+        self._statistic, self._n_chains = info.statistic, info.n_chains
         self._table.object = pd.DataFrame()
         self._caption.object = "Diagnostics appear once the chains have taken a few steps."
 
@@ -46,7 +75,8 @@ class DiagnosticsView(LiveView):
         self._caption.object = (f"Statistic: *{LABELS[self._statistic]}*, over the last "
                                 f"{values['window (steps)']:,} steps. Three ESS definitions: rank-normalised over all "
                                 f"chains (Vehtari et al. 2021); DISCS's per chain over the second half (choose the "
-                                f"Hamming statistic for their protocol); the LSB authors' truncated window.")
+                                f"Hamming statistic for their protocol); the LSB authors' truncated window."
+                                + "".join(f"\n\n⚠ {note}" for note in notes(values, self._n_chains)))
 
     def __panel__(self):
         return pn.Column(self._caption, self._table, sizing_mode="stretch_width")

@@ -3,22 +3,28 @@
 Opening the card asks the worker to record the shown chain's moves
 (``Display.inspect``); each snapshot then may carry a ``ProposalInspection``
 (``samplers.inspection``) of its latest step, at most twice a second while the
-run goes on and after every Step when paused. The image is the proposal over the
-state's sites on its lattice (or grid), log₁₀ scale with a colour bar: for a
-single-flip proposal the chance Q(x^(j) | x) that bit j is the one proposed, for
-independent flips (DMALA, DLMC) each bit's own flip probability, for a path
-(PAS) the first flip's; for a block or walk move, the state itself. The sites
-the move proposed to change (a block's, a path's or the walks' sites) are
-outlined, red if it was rejected, green if accepted. The text gives the move's
-probability (a block's, a path's, the walks' log f of Eq. 3), the reverse
-move's, the target ratio and the acceptance probability with the outcome; for
-proposals built on the gradient, a scatter of the estimated flip log-ratios
-against the exact ones.
+run goes on and after every Step when paused. The picture is the proposal over
+the state's sites on its lattice (or grid, or an RBM's blocks), log₁₀ scale
+with a colour bar: for a single-flip proposal the chance Q(x^(j) | x) that bit
+j is the one proposed, for independent flips (DMALA, DLMC) each bit's own flip
+probability, for a path (PAS) the first flip's. A proposal the same for every
+site (Metropolis, Gibbs), a block, walks or clusters have nothing to colour:
+the picture is then the state x before the move, in the state card's colours
+and key. The sites the move proposed to change are ringed in magenta over a
+white halo (neither colour is in Viridis nor in the state's colours); a path's
+sites are numbered discs in the order it flips them, and so are the walks of
+an intracluster move, the first walk's red, the second's cyan. Sites are named
+as the picture shows them (a lattice site by its (row, column);
+``model.images.site_name``). The text gives the move's probability (a
+block's, a path's, the walks' log f of Eq. 3), the reverse move's, the target
+ratio and the acceptance probability with the outcome; for proposals built on
+the gradient, a scatter of the estimated flip log-ratios against the exact ones.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -28,58 +34,128 @@ from bokeh.plotting import figure
 
 from samplers.inspection import ProposalInspection
 
-from ..model.images import grid_shape
+from ..model.images import grid_shape, in_slice, site_name, step_labels
 from ..model.snapshot import RunInfo, Snapshot
 from .base import LiveView
-from .lattice import ImagePanel
+from .lattice import STATE_COLOURS, WALK_COLOURS, ImagePanel, state_key
 
-OUTCOME_COLOURS = {True: "#2a9d8f", False: "#e63946"}  # accepted, rejected
 COLOUR_BAR_PIXELS = 60
+KEY_PIXELS = 380  # the state's colour key under the picture
 PICTURE_TITLE = "log₁₀ proposal at x"
+STATE_TITLE = "state x before the move"
+PROPOSAL_PALETTE = "Viridis256"
+RING_COLOUR = "#ff006e"  # around a proposed site, over a white halo
+NUMBER_COLOURS = ("white", "#001219")  # the step numbers on the discs of the first and second walk (or a path)
+PICTURE_SIDE = 320  # pixels of the picture's longer side (its height for an RBM's blocks)
+#: A ring's or disc's diameter in pixels: most of a cell, but never too small to find or to hold two digits.
+MARK_PIXELS = (16, 26)
+#: How far (in cells) a second walk's disc moves off a site the first walk flipped too, so that both show.
+SHARED_SITE_SHIFT = 0.3
+MARK_COLUMNS = ("x", "y", "label", "colour", "fill_alpha", "number_colour")
 
 
-def _sites(sites: np.ndarray, limit: int = 12) -> str:
-    """Sites in order, the first ``limit`` of a long list."""
-    shown = " → ".join(str(site) for site in sites[:limit])
+def _sites(sites: np.ndarray, name: Callable[[int], str], limit: int = 12) -> str:
+    """Sites in order, named, the first ``limit`` of a long list."""
+    shown = " → ".join(name(site) for site in sites[:limit])
     return shown + (f" → … ({sites.size} in all)" if sites.size > limit else "")
 
 
-def describe(inspection: ProposalInspection) -> str:
-    """The move in words and numbers (HTML)."""
+def proposal_picture(inspection: ProposalInspection) -> np.ndarray | None:
+    """log₁₀ of the proposal per bit (NaN where impossible), or ``None`` when there is none or it is the same for
+    every possible site (a uniform choice: the picture then shows the state)."""
+    log_q = inspection.log_q
+    if log_q is None:
+        return None
+    finite = log_q[np.isfinite(log_q)]
+    if finite.size == 0 or np.ptp(finite) < 1e-9:
+        return None
+    return np.where(np.isfinite(log_q), log_q / math.log(10), np.nan)
+
+
+def _colours_sentence(inspection: ProposalInspection) -> str:
+    """What the picture's colours are."""
+    kind = inspection.kind
+    if proposal_picture(inspection) is not None:
+        return {"path": "Colours: the chance w_j / W that bit j is the path's first flip (log₁₀); the discs number "
+                        "the path's flips in order.",
+                "independent flips": "Colours: each bit's own chance to flip in this move (log₁₀); all flips are "
+                                     "proposed together."}.get(
+            kind, "Colours: the chance Q(x^(j) | x) that bit j is the one proposed (log₁₀).")
+    if kind == "single flip":
+        possible = int(np.isfinite(inspection.log_q).sum())
+        return (f"Every one of the {possible:,} sites is proposed with the same chance 1/{possible:,}: the picture "
+                "is the state x before the move, the proposed site ringed.")
+    if kind == "walk":
+        return ("The picture is the state x before the move; the discs number the flips in order, the first walk's "
+                "red, the second's cyan.")
+    return "The picture is the state x before the move, the sites the move proposed to change ringed."
+
+
+def describe(inspection: ProposalInspection, name: Callable[[int], str] = lambda site: f"bit {site}") -> str:
+    """The move in words and numbers (HTML); ``name`` names a site as the picture shows it."""
     sites = inspection.proposed_sites
-    where = (f"bit {sites[0]}" if sites.size == 1 else f"{sites.size} bits" if sites.size else "no bit")
+    where = (name(sites[0]) if sites.size == 1 else f"{sites.size} bits" if sites.size else "no bit")
     outcome = "<b style='color:#2a9d8f'>accepted</b>" if inspection.accepted else \
         "<b style='color:#e63946'>rejected</b>"
     text = [f"Step {inspection.step:,}. Proposed: flip {where}; "
             f"p̃(y)/p̃(x) = {math.exp(min(inspection.log_target_ratio, 700)):.4g}; {outcome}."]
     kind, path = inspection.kind, inspection.path
     if kind == "block":
-        text.append(f"Block {{{', '.join(map(str, path))}}} chosen uniformly (P = "
+        text.append(f"Block {{{', '.join(map(name, path))}}} chosen uniformly (P = "
                     f"{math.exp(inspection.log_block_choice):.3g}); the values drawn for it had probability "
                     f"{math.exp(inspection.log_q_forward):.3g} given the rest. A Gibbs block move is always kept "
                     "(it may keep the block's values).")
     elif kind == "path":
-        text.append(f"Path of {path.size} flips {_sites(path)}: q(path | x) = {math.exp(inspection.log_q_forward):.3g}"
-                    f", the reversed path from y q = {math.exp(inspection.log_q_reverse):.3g}; acceptance "
-                    f"probability {inspection.acceptance:.3g}.")
-        text.append("Colours: the chance w_j / W that bit j is the path's first flip (log₁₀).")
+        text.append(f"Path of {path.size} flip{'' if path.size == 1 else 's'} {_sites(path, name)}: q(path | x) = "
+                    f"{math.exp(inspection.log_q_forward):.3g}, the reversed path from y q = "
+                    f"{math.exp(inspection.log_q_reverse):.3g}; acceptance probability {inspection.acceptance:.3g}.")
     elif kind == "walk":
         half = path.size // 2
-        text.append(f"First walk {_sites(path[:half])}; second walk {_sites(path[half:])}. Path probabilities "
-                    f"(Eq. 3): log f(forward) = {inspection.log_q_forward:.4g}, log f(reverse) = "
-                    f"{inspection.log_q_reverse:.4g}; acceptance probability (Eq. 6) {inspection.acceptance:.3g}.")
+        text.append(f"First walk (red, 1–{half}) {_sites(path[:half], name)}; second walk (cyan, {half + 1}–"
+                    f"{path.size}) {_sites(path[half:], name)}. Path probabilities (Eq. 3): log f(forward) = "
+                    f"{inspection.log_q_forward:.4g}, log f(reverse) = {inspection.log_q_reverse:.4g}; acceptance "
+                    f"probability (Eq. 6) {inspection.acceptance:.3g}.")
     elif kind != "other":
         text.append(f"q(y | x) = {math.exp(inspection.log_q_forward):.3g}, reverse q(x | y) = "
                     f"{math.exp(inspection.log_q_reverse):.3g}; acceptance probability "
                     f"{inspection.acceptance:.3g}.")
-    if kind == "single flip":
-        text.append("Colours: the chance Q(x^(j) | x) that bit j is the one proposed (log₁₀).")
-    elif kind == "independent flips":
-        text.append("Colours: each bit's own chance to flip in this move (log₁₀); all flips are proposed together.")
-    elif kind == "other":
+    if kind == "other":
         text.append("This sampler's proposal is not a distribution over single sites, blocks or paths (clusters "
-                    "or replicas): the outlined sites are what the move changed.")
+                    "or replicas): the ringed sites are what the move changed.")
+    text.append(_colours_sentence(inspection))
     return "<br>".join(text)
+
+
+def _mark_columns(info: RunInfo, depth: int, sites: np.ndarray, labels: list[str], colour: str, filled: bool,
+                  number_colour: str = "white") -> dict:
+    """One mark per site shown in the picture (a 3-D lattice: the shown slice's): a ring, or a disc with a label."""
+    shown = in_slice(sites, info.image_shape, depth)
+    x, y = info.cells(sites[shown], depth)
+    count = x.size
+    return {"x": x.tolist(), "y": y.tolist(), "label": [label for label, keep in zip(labels, shown) if keep],
+            "colour": [colour] * count, "fill_alpha": [1.0 if filled else 0.0] * count,
+            "number_colour": [number_colour] * count}
+
+
+def marks(inspection: ProposalInspection, info: RunInfo, depth: int = 0) -> dict:
+    """The marks on the picture: a path's or the walks' sites as discs numbered in flip order (the second walk in
+    its own colour, moved off a site the first walk flipped too), any other move's proposed sites as rings."""
+    path = inspection.path
+    if inspection.kind not in ("path", "walk"):
+        sites = inspection.proposed_sites if path is None else np.unique(path)
+        return _mark_columns(info, depth, sites, [""] * sites.size, RING_COLOUR, filled=False)
+    walks = (path,) if inspection.kind == "path" else (path[:path.size // 2], path[path.size // 2:])
+    columns, first_step, earlier = {name: [] for name in MARK_COLUMNS}, 1, np.array([], dtype=np.int64)
+    for walk, colour, number_colour in zip(walks, WALK_COLOURS, NUMBER_COLOURS):
+        sites, labels = step_labels(walk, first_step)
+        part = _mark_columns(info, depth, sites, labels, colour, True, number_colour)
+        shift = SHARED_SITE_SHIFT * np.isin(sites[in_slice(sites, info.image_shape, depth)], earlier)
+        part["x"] = (np.asarray(part["x"]) + shift).tolist()
+        part["y"] = (np.asarray(part["y"]) + shift).tolist()
+        for name in MARK_COLUMNS:
+            columns[name] += part[name]
+        first_step, earlier = first_step + walk.size, sites
+    return columns
 
 
 class InspectorView(LiveView):
@@ -90,12 +166,20 @@ class InspectorView(LiveView):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._panel = ImagePanel(PICTURE_TITLE, "Viridis256", low=-3.0, high=0.0)
-        self._panel.figure.add_layout(ColorBar(color_mapper=self._panel.mapper, width=10, padding=2), "right")
-        self.marks = ColumnDataSource({"x": [], "y": [], "colour": []})
-        # A ring of fixed screen size around each proposed site: visible however small the lattice's cells are.
-        self._panel.figure.scatter(x="x", y="y", marker="circle", size=16, fill_alpha=0, line_color="colour",
-                                   line_width=3, source=self.marks)
+        self._panel = ImagePanel(PICTURE_TITLE, PROPOSAL_PALETTE, low=-3.0, high=0.0, side=PICTURE_SIDE)
+        self.colour_bar = ColorBar(color_mapper=self._panel.mapper, width=10, padding=2, title="log₁₀ Q")
+        self._panel.figure.add_layout(self.colour_bar, "right")
+        self.marks = ColumnDataSource({name: [] for name in MARK_COLUMNS})
+        # Marks of a fixed screen size (``MARK_PIXELS``): visible however small the lattice's cells are. A white
+        # halo under each ring or disc sets it off from any cell colour.
+        fig = self._panel.figure
+        self._halo = fig.scatter(x="x", y="y", marker="circle", source=self.marks, fill_color="colour",
+                                 fill_alpha="fill_alpha", line_color="white", line_width=4)
+        self._ring = fig.scatter(x="x", y="y", marker="circle", source=self.marks, fill_alpha=0,
+                                 line_color="colour", line_width=2.5)
+        fig.text(x="x", y="y", text="label", source=self.marks, text_color="number_colour", text_align="center",
+                 text_baseline="middle", text_font_size="10px", text_font_style="bold")
+        self.key = pn.pane.HTML("", width=KEY_PIXELS, visible=False)  # not stretched: the scatter stays beside
         self.text = pn.pane.HTML("Step the run (or Start it) to see its moves.", sizing_mode="stretch_width",
                                  css_classes=["inspector-text"])
         self.ratios = ColumnDataSource({"exact": [], "estimated": []})
@@ -104,7 +188,8 @@ class InspectorView(LiveView):
         self.scatter.scatter("exact", "estimated", source=self.ratios, size=4, alpha=0.6)
         self._info: RunInfo | None = None
         self._depth = 0
-        self._layout = pn.Column(self.text, pn.FlexBox(self._panel.pane, pn.pane.Bokeh(self.scatter)),
+        self._layout = pn.Column(self.text, pn.FlexBox(pn.Column(self._panel.pane, self.key),
+                                                       pn.pane.Bokeh(self.scatter)),
                                  sizing_mode="stretch_width")
 
     @classmethod
@@ -115,38 +200,47 @@ class InspectorView(LiveView):
         self._info = info
         self._panel.configure(grid_shape(info.image_shape, info.dim), info.image_axes)
         self._panel.figure.width += COLOUR_BAR_PIXELS  # the colour bar beside the image, not taken from it
-        self.marks.data = {"x": [], "y": [], "colour": []}
+        size = min(max(0.9 * self._panel.cell_pixels, MARK_PIXELS[0]), MARK_PIXELS[1])
+        self._halo.glyph.size = self._ring.glyph.size = size
+        self.marks.data = {name: [] for name in MARK_COLUMNS}
         self.ratios.data = {"exact": [], "estimated": []}
         self.scatter.visible = False
+        self.key.object = state_key(info.target_name)
         self.text.object = "Step the run (or Start it) to see its moves."
+
+    def _name_site(self, site: int) -> str:
+        """A site named as the picture shows it (``model.images.site_name``)."""
+        info = self._info
+        return site_name(site, info.image_shape, info.image_positions, info.image_axes)
 
     def update(self, snapshot: Snapshot) -> None:
         inspection = snapshot.inspection
         if inspection is None:
             return
         self._depth = self.client.display.depth
-        if inspection.log_q is not None:
-            log10_q = np.where(np.isfinite(inspection.log_q), inspection.log_q / math.log(10), np.nan)
-            finite = log10_q[np.isfinite(log10_q)]
-            self._panel.mapper.update(low=float(finite.min()) if finite.size else -3.0,
-                                      high=float(finite.max()) if finite.size and finite.max() > finite.min() else 0.0)
-            self._panel.show(self._info.picture(log10_q, self._depth))
-        else:
-            self._panel.show(self._info.picture(inspection.before.astype(float) - 2.0, self._depth))
-        self._panel.figure.title.text = f"{PICTURE_TITLE} (step {inspection.step:,})"
-        self.marks.data = self._outlines(inspection)
-        self.text.object = describe(inspection)
+        self._draw_picture(inspection)
+        self.marks.data = marks(inspection, self._info, self._depth)
+        self.text.object = describe(inspection, self._name_site)
         estimated = inspection.estimated_log_ratio
         self.scatter.visible = estimated is not None and inspection.log_ratio is not None
         if self.scatter.visible:
             self.ratios.data = {"exact": inspection.log_ratio.tolist(), "estimated": estimated.tolist()}
 
-    def _outlines(self, inspection: ProposalInspection) -> dict:
-        """Cell centres of the proposed sites, or of the block's, path's or walks' sites, shown in this image (a 3-D
-        lattice: the shown slice's only)."""
-        sites = inspection.proposed_sites if inspection.path is None else np.unique(inspection.path)
-        x, y = self._info.cells(sites, self._depth)
-        return {"x": x.tolist(), "y": y.tolist(), "colour": [OUTCOME_COLOURS[inspection.accepted]] * x.size}
+    def _draw_picture(self, inspection: ProposalInspection) -> None:
+        """The proposal on its colour bar, or (nothing to colour) the state before the move under its key."""
+        log10_q = proposal_picture(inspection)
+        showing_proposal = log10_q is not None
+        if showing_proposal:
+            finite = log10_q[np.isfinite(log10_q)]
+            self._panel.mapper.update(palette=PROPOSAL_PALETTE, low=float(finite.min()), high=float(finite.max()))
+        else:
+            self._panel.mapper.update(palette=STATE_COLOURS, low=0.0, high=1.0)
+        values = log10_q if showing_proposal else inspection.before.astype(float)
+        self._panel.show(self._info.picture(values, self._depth))
+        self.colour_bar.visible = showing_proposal
+        self.key.visible = not showing_proposal
+        title = PICTURE_TITLE if showing_proposal else STATE_TITLE
+        self._panel.figure.title.text = f"{title} (step {inspection.step:,})"
 
     def opened(self, is_open: bool) -> None:
         """Ask the worker to record the shown chain's moves while the card is open, and to stop when it closes."""

@@ -2,7 +2,8 @@
 
 2-D lattices are drawn as the lattice, a 3-D lattice as one slice (slider),
 a ring as a row of spins, variable selection as a row of named predictors, a
-DAG as its adjacency matrix (parents × children, named), other targets as a
+DAG as its adjacency matrix (parents × children, named), an RBM as its visible
+image beside its hidden units (each block titled under it), other targets as a
 near-square grid of their bits (row-major; see ``model.images``). For the
 segmentation target the ground-truth object and
 the noisy observation are drawn beside it. The running mean of the chain's
@@ -41,37 +42,44 @@ MEAN_PALETTE = "Viridis256"
 OBSERVATION_PALETTE = "Greys256"
 
 
-#: What a bit means, by target: (meaning of 0, meaning of 1).
+#: What a bit means, by target: (meaning of 0, meaning of 1); a target not named here has units off and on.
 BIT_MEANINGS = {"ising_segmentation": ("background", "object"), "rbm": ("pixel off", "pixel on"),
-                "gabor_rbm": ("spin −1", "spin +1"), "ising1d": ("spin −1", "spin +1"),
+                "gabor_rbm": ("unit off, spin −1", "unit on, spin +1"), "ising1d": ("spin −1", "spin +1"),
                 "ising_lattice": ("spin −1", "spin +1"), "discs_ising": ("spin −1", "spin +1"),
                 "spin_glass_3d": ("spin −1", "spin +1"),
                 "boltzmann": ("spin −1", "spin +1"), "bvs": ("predictor out", "predictor in"),
-                "dag": ("no edge", "edge")}
+                "dag": ("no edge", "edge"), "markov_network": ("variable false", "variable true")}
 MEAN_BAR_PIXELS = 50
 
 
 def state_key(target_name: str) -> str:
-    """The colour key of a state image (HTML): a swatch for bits 0 and 1 with what they mean for this target."""
-    zero, one = BIT_MEANINGS.get(target_name, ("0", "1"))
+    """The colour key of a state image (HTML): a swatch for bits 0 and 1 named by what they mean for this target."""
+    meanings = BIT_MEANINGS.get(target_name, ("unit off", "unit on"))
     swatch = ("<span style='display:inline-block;width:14px;height:14px;background:{};border:1px solid #888;"
-              "vertical-align:middle;margin:0 4px 0 10px'></span>{}")
-    return ("<span style='font-size:0.9em'>" + swatch.format(STATE_COLOURS[0], f"x = 0: {zero}")
-            + swatch.format(STATE_COLOURS[1], f"x = 1: {one}") + "</span>")
+              "vertical-align:middle;margin:0 4px 0 10px'></span>{} (x = {})")
+    return ("<span style='font-size:0.9em'>"
+            + "".join(swatch.format(colour, meaning, bit) for bit, (colour, meaning) in
+                      enumerate(zip(STATE_COLOURS, meanings))) + "</span>")
 
 
 class ImagePanel:
     """One titled image figure whose shape can change without replacing Bokeh models; a picture of named variables
-    (``ImageAxes``: a BVS row of predictors, a DAG's parent × child matrix) has its rows and columns labelled."""
+    (``ImageAxes``: a BVS row of predictors, a DAG's parent × child matrix) has its rows and columns labelled, a
+    picture made of blocks (``ImageAxes.parts``: an RBM's visible image and hidden units) each block's title under
+    it."""
 
-    SIDE = 260  # pixels of the longer side of the lattice
+    SIDE = 260  # pixels of the longer side of the lattice (of the height of a picture made of blocks)
     TITLE_HEIGHT, BORDER = 28, 4
+    PART_TITLE_PIXELS = 16  # a line of a block's title
+    PARTS_WIDTH = 1.75  # the widest a picture made of blocks is, in ``side``s
     #: Room for an axis's labels and title: horizontal names, names written upwards, a row's names.
     X_AXIS_PIXELS, X_AXIS_UPRIGHT_PIXELS, Y_AXIS_PIXELS = 45, 80, 70
     CHAR_PIXELS = 7  # width of a label's character (11 px font)
     NAMED_CELL_PIXELS = 40
 
-    def __init__(self, title: str, palette, low: float = 0.0, high: float = 1.0):
+    def __init__(self, title: str, palette, low: float = 0.0, high: float = 1.0, side: int = SIDE):
+        self.side = side
+        self.cell_pixels = float(side)
         self.source = ColumnDataSource({"image": [np.full((1, 1), np.nan)]})
         self.mapper = LinearColorMapper(palette=palette, low=low, high=high, nan_color="white")
         self.figure = figure(title=title, x_range=(0, 1), y_range=(1, 0), tools="", toolbar_location=None,
@@ -79,21 +87,30 @@ class ImagePanel:
         # The y axis is flipped so that row 0 of the array is drawn at the top, as in an image.
         self.glyph = self.figure.image(image="image", x=0, y=0, dw=1, dh=1, color_mapper=self.mapper,
                                        source=self.source).glyph
+        self.part_titles = ColumnDataSource({"x": [], "y": [], "text": []})
+        self.figure.text("x", "y", text="text", source=self.part_titles, text_align="center", text_baseline="top",
+                         text_font_size="11px", text_font_style="bold", text_color="#333333")
         self.figure.axis.visible = False
         self.figure.grid.visible = False
-        self.pane = pn.pane.Bokeh(self.figure, sizing_mode="fixed", width=self.SIDE, height=self.SIDE)
+        self.pane = pn.pane.Bokeh(self.figure, sizing_mode="fixed", width=side, height=side)
 
     def configure(self, shape: tuple[int, int], axes: ImageAxes | None = None) -> None:
         rows, cols = shape
         longest = max(rows, cols)
-        cell = self.SIDE / longest
-        if axes is not None:  # named cells are wide enough for their names, up to twice the usual side
-            cell = min(max(cell, self.NAMED_CELL_PIXELS), 2 * self.SIDE / longest)
+        parts = axes.parts if axes is not None else ()
+        # blocks side by side are as tall as a lattice, and wider by at most PARTS_WIDTH
+        cell = min(self.side / rows, self.PARTS_WIDTH * self.side / cols) if parts else self.side / longest
+        if axes is not None and (axes.rows or axes.columns):  # named cells are wide enough for their names, up to
+            cell = min(max(cell, self.NAMED_CELL_PIXELS), 2 * self.side / longest)  # twice the usual side
+        self.cell_pixels = cell
         width = max(40, round(cell * cols)) + 2 * self.BORDER
         height = max(40, round(cell * rows)) + self.TITLE_HEIGHT + 2 * self.BORDER
         width, height = self._label(axes, width, height, cell)
+        title_pixels = self._title_parts(parts, rows)
         self.figure.x_range.end = self.glyph.dw = cols
-        self.figure.y_range.start = self.glyph.dh = rows
+        self.glyph.dh = rows
+        self.figure.y_range.start = rows + title_pixels / cell
+        height += title_pixels
         # Only the figure is resized: updating the pane's width/height makes Panel copy every layout
         # property back from the rendered figure, including stylesheets Panel itself has put there as
         # ImportedStyleSheet models, which its own str-typed parameter then refuses.
@@ -102,6 +119,13 @@ class ImagePanel:
 
     def show(self, image: np.ndarray) -> None:
         self.source.data = {"image": [image]}
+
+    def _title_parts(self, parts: tuple, rows: int) -> int:
+        """Write each block's title under it; the pixels of room the titles take."""
+        self.part_titles.data = {"x": [part.left + part.shape[1] / 2 for part in parts],
+                                 "y": [rows + 0.1] * len(parts), "text": [part.title for part in parts]}
+        lines = max((part.title.count("\n") + 1 for part in parts), default=0)
+        return lines * self.PART_TITLE_PIXELS + (4 if lines else 0)
 
     def _label(self, axes: ImageAxes | None, width: int, height: int, cell_pixels: float) -> tuple[int, int]:
         """Name the rows and columns of a picture of named variables (none for a lattice); the figure's size

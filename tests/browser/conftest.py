@@ -76,6 +76,9 @@ def server_url():
     """Base URL of the dashboard served in-process (the page is at ``<url>/app``)."""
     import panel as pn
 
+    from dashboard.serving import allow_long_links
+
+    allow_long_links()  # as `make serve` does (--setup serve_setup.py)
     port = _free_port()
     server = pn.serve(
         {"app": str(APP_PATH)},

@@ -18,9 +18,11 @@ import io
 import json
 import logging
 import os
+import random
 import re
 import struct
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -37,6 +39,9 @@ if not os.path.exists(CHROMIUM):
 from playwright.sync_api import Page, expect  # noqa: E402
 
 from dashboard.controls import CONFIG_FILES  # noqa: E402
+from dashboard.model.config import RunConfig  # noqa: E402
+from dashboard.model.links import link_query  # noqa: E402
+from samplers.verdicts import VERDICTS  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -544,13 +549,15 @@ def test_a_decompression_bomb_is_refused_with_its_size_and_the_session_goes_on(p
     assert_advancing(page)
 
 
+#: A verdict cell of the claims card holds exactly one word of the vocabulary (``samplers.verdicts.VERDICTS``).
+VERDICT = re.compile("^(" + "|".join(VERDICTS) + ")$")
 CLAIM_PRESET = "Claim · LSB Fig. 2 · LSB2 (two moves per step, the authors' schedule) beside √t at equal steps"
 
 
 def test_the_claims_card_and_a_claim_replayed_at_equal_steps(page: Page):
     page.get_by_text("Which of the papers' claims hold?").click()
     expect(page.locator("table.claims")).to_be_visible()
-    expect(page.locator("table.claims td.verdict").first).to_contain_text("reproduced")
+    expect(page.locator("table.claims td.verdict").first).to_have_text(VERDICT)
     open_preset(page, CLAIM_PRESET, "at equal", "steps")
     button(page, "Start").click()
     wait_for_redraws(page, "mean magnetisation over chains against steps", 10, what="both magnetisation traces")
@@ -617,9 +624,10 @@ def test_no_request_leaves_the_machine(context):
     from tests.browser.conftest import _free_port
 
     port = _free_port()
-    server = subprocess.Popen([sys.executable, "-m", "panel", "serve", str(Path(__file__).resolve().parents[2] /
-                                                                            "app.py"), "--port", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    root = Path(__file__).resolve().parents[2]
+    server = subprocess.Popen([sys.executable, "-m", "panel", "serve", str(root / "app.py"), "--port", str(port),
+                               "--setup", str(root / "serve_setup.py")],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=root)
     url = f"http://localhost:{port}"
     try:
         page = context.new_page()
@@ -678,7 +686,7 @@ def test_proposal_inspector_shows_each_step(page: Page):
     for step in (1, 2, 3):
         button(page, "Step").click()
         text = page.locator(".inspector-text")
-        expect(text).to_contain_text(re.compile(rf"Step {step}\. Proposed: flip bit \d+"))
+        expect(text).to_contain_text(re.compile(rf"Step {step}\. Proposed: flip site \(\d+, \d+\)"))
         picture = wait_for(lambda: page.evaluate(INSPECTOR_IMAGE_JS),
                            lambda found: found is not None and found["title"].endswith(f"(step {step})"),
                            what=f"the inspector's picture of step {step}")
@@ -732,3 +740,70 @@ def test_nothing_is_cut_off_on_a_projector_or_a_narrow_window(page: Page, width:
         assert page.evaluate(OVERFLOW_JS) == [], f"{name} at {width} × {height}"
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / f"layout-{width}-{PRESET_TARGETS[name]}.png"))
+
+
+def packed_link(config: dict) -> str:
+    """A ``?run=`` query carrying ``config`` as it is (valid or not), packed as the app packs links."""
+    return base64.urlsafe_b64encode(zlib.compress(json.dumps(config).encode(), 9)).decode().rstrip("=")
+
+
+def test_a_links_markup_is_shown_as_text_and_fetches_nothing(context, server_url):
+    hostile = "![i](http://127.0.0.1:9/p.png)"
+    page = context.new_page()
+    fetched: list[str] = []
+    page.on("request", lambda request: fetched.append(request.url) if "127.0.0.1:9/" in request.url else None)
+    page.goto(f"{server_url}/app?run={packed_link({hostile: 1, 'seed': 3})}", timeout=60_000)
+    try:
+        expect(alert(page)).to_contain_text(hostile)  # character for character: no image, no link
+        expect(alert(page).locator("img, a")).to_have_count(0)
+        wait_for(lambda: digest(page), lambda d: d["step"]["last"] == 0, what="the default run")
+        assert fetched == []
+    finally:
+        page.close()
+
+
+def test_a_link_over_the_budget_says_so_and_shows_the_default_run(context, server_url):
+    over = RunConfig(target="ising_lattice", target_params={"ndim": 3, "size": 125}, n_chains=256)
+    page = open_dashboard(context, f"{server_url}/app?run={link_query(over)}")
+    try:
+        expect(alert(page)).to_contain_text("one run may use 2 GB")
+        wait_for(lambda: digest(page), lambda d: d["step"]["last"] == 0, what="the default run")
+        expect(page.locator(".run-waiting")).to_be_hidden()
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("length", [64_000, 100_000])
+def test_a_link_longer_than_the_app_reads_is_refused_with_its_message(context, server_url, length):
+    query = base64.urlsafe_b64encode(random.Random(length).randbytes(length)).decode()[:length]  # as a link's
+    page = open_dashboard(context, f"{server_url}/app?run={query}")
+    try:
+        expect(alert(page)).to_contain_text(f"the link's run is {length:,} characters long; at most 6,000 are read")
+        wait_for(lambda: digest(page), lambda d: d["step"]["last"] == 0, what="the default run")
+    finally:
+        page.close()
+
+
+def test_the_sidebar_the_address_and_the_run_agree_after_every_load(context, server_url, tmp_path):
+    """A configuration file loaded as soon as the page shows (its default run still being built): the sidebar,
+    the page's address and the run are the file's, and the page never hears of a model it was not sent
+    ("reference … isn't known": two runs' views built in one page update, whose events lost the sidebar's and
+    the address's changes)."""
+    for seed in range(1, 11):
+        config = RunConfig(target="ising_lattice", target_params={"ndim": 3, "size": 5}, sampler="metropolis",
+                           n_chains=256, seed=seed, statistic="magnetisation")
+        path = tmp_path / f"run-{seed}.json"
+        path.write_text(config.to_json())
+        page = open_dashboard(context, f"{server_url}/app")
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        try:
+            page.set_input_files(CONFIG_INPUT, str(path))
+            wait_for(lambda: page.evaluate("() => window.location.search"), f"?run={link_query(config)}".__eq__,
+                     what=f"the address to carry the run of seed {seed}")  # (page.url lags behind pushState)
+            expect(select(page, "seed")).to_have_value(str(seed))
+            expect(select(page, "Target")).to_have_value("ising_lattice")
+            expect(select(page, "chains")).to_have_value("256")
+            assert errors == []
+        finally:
+            page.close()

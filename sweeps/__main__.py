@@ -1,0 +1,70 @@
+"""Sweeps on the command line: ``python -m sweeps bakeoff --target my_model.uai --budget 1e7 [--option value ...]``.
+
+``bakeoff`` runs every applicable sampler on a target (``sweeps.bakeoff``):
+``--target`` is a ``.uai`` Markov network, a ``.npz``/``.csv`` coupling matrix,
+or a registered target's name (its parameters as JSON in ``--target-params``).
+It prints the ranked table with intervals and the verdict, and writes
+``bakeoff.md`` and ``bakeoff.html`` (``--report``, default: beside the stored
+runs). ``python -m sweeps bakeoff --help`` lists the options and their
+defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from .bakeoff.phases import AXES
+
+COMMANDS = ("bakeoff",)
+
+
+def bakeoff_arguments(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m sweeps bakeoff", description="Every applicable sampler on "
+                                     "one target, equal budgets, a ranking with intervals and a strict verdict.")
+    add = parser.add_argument
+    add("--target", required=True, help="a .uai, .npz or .csv file, or a registered target's name")
+    add("--target-params", default="{}", help="a registered target's parameters, as JSON (default: %(default)s)")
+    add("--samplers", default="all", help="'all' or a comma-separated list of sampler names (default: %(default)s)")
+    add("--budget", type=float, default=1e5, help="budget of every measured run on the axis (default: %(default)g)")
+    add("--axis", choices=AXES, default="evaluations", help="what the budget counts (default: %(default)s)")
+    add("--seeds", type=int, default=5, help="independent seeds of every sampler; intervals are over them "
+                                             "(default: %(default)s)")
+    add("--chains", type=int, default=12, help="chains per run (default: %(default)s)")
+    add("--statistic", default="log_prob", help="the statistic whose ESS, R̂ and equilibrium are measured "
+                                                "(default: %(default)s)")
+    add("--seed", type=int, default=0, help="seed of the sweep: every run's stream comes from it and the run's hash "
+                                            "(default: %(default)s)")
+    add("--workers", type=int, default=os.cpu_count() or 1, help="worker processes of a local Dask cluster (0: run "
+                                                                "here, one run after the other; default: %(default)s)")
+    add("--scheduler", default="", help="address of an existing Dask scheduler, e.g. tcp://host:8786 (then "
+                                        "--workers is ignored)")
+    add("--results", default="", help="directory of the stored runs (default: benchmarks/results); stored runs are "
+                                      "not computed again")
+    add("--report", default="", help="directory of bakeoff.md and bakeoff.html (default: beside the stored runs)")
+    return parser.parse_args(argv)
+
+
+def bakeoff_command(argv: list[str]) -> None:
+    from . import bakeoff
+
+    args = bakeoff_arguments(argv)
+    result = bakeoff(args.target, "all" if args.samplers == "all" else args.samplers.split(","), args.budget,
+                     args.axis, args.seeds, chains=args.chains, statistic=args.statistic,
+                     target_params=json.loads(args.target_params), seed=args.seed, results=args.results or None,
+                     workers=args.workers, scheduler=args.scheduler or None)
+    print(result)
+    print("written:", result.save(args.report or None))
+
+
+def main(argv: list[str]) -> None:
+    if not argv or argv[0] not in COMMANDS:
+        raise SystemExit(f"usage: python -m sweeps {{{','.join(COMMANDS)}}} [--option value ...]; "
+                         f"python -m sweeps bakeoff --help lists the options")
+    bakeoff_command(argv[1:])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,143 @@
+"""A bake-off's report: the ranked table and verdict as text, and an HTML page of its figures.
+
+The text (``text``) holds the table (each measure as mean [low, high] over
+seeds), the verdict in the strict vocabulary ("wins" or "tie"), the
+equilibrium reference, how the efficiency tuning changed each tuned sampler's
+ESS rate against the acceptance (DISCS) tuning, every frozen kernel (seed 0's,
+JSON: ``samplers.make(sampler, target, **kernel)`` replays it; every seed's is
+stored with its run), and the samplers skipped with why. The page
+(``figures``, written by ``save`` as ``benchmarks.lsb_runs.save`` does) draws
+ESS per evaluation and per CPU second with their intervals, the chains' mean
+statistic against the axis (seed 0, the reference as a line), and the tuning
+curves: ESJD per unit of the axis against the tuned value relative to the
+acceptance-tuned one (1 = DISCS's setting).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .summary import MEASURES, RANKED_BY
+
+#: A list longer than this is elided in a printed kernel.
+SHOWN_VALUES = 6
+
+
+def _cell(mean: float, low: float, high: float) -> str:
+    if not math.isfinite(mean):
+        return "—"
+    return f"{mean:.3g} [{low:.3g}, {high:.3g}]" if math.isfinite(low) else f"{mean:.3g}"
+
+
+def _short(value):
+    """A kernel parameter for print: long lists (a learned g's weights) elided."""
+    if isinstance(value, list) and len(value) > SHOWN_VALUES:
+        return f"[… {len(value)} values]"
+    if isinstance(value, dict):
+        return {key: _short(item) for key, item in value.items()}
+    return value
+
+
+def table_text(result) -> str:
+    """The ranked table in Markdown."""
+    frame = result.table
+    columns = ["setting", *MEASURES]
+    names = {"equilibrium": f"equilibrium ({result.axis})"}
+    lines = ["| rank | sampler | " + " | ".join(names.get(c, c) for c in columns) + " |",
+             "|---|---|" + "---|" * len(columns)]
+    for rank, (name, row) in enumerate(frame.iterrows(), start=1):
+        cells = [row["setting"]] + [_cell(row[m], row[f"{m} low"], row[f"{m} high"]) for m in MEASURES]
+        flag = f" ({row['unresolved ESS']} of {row['seeds']} ESS not resolved)" if row["unresolved ESS"] else ""
+        lines.append(f"| {rank} | {name}{flag} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def text(result) -> str:
+    """The whole report as text (module docstring)."""
+    lines = [f"Bake-off on {result.target_name} (d = {result.dim}): {result.budget:g} {result.axis} per run "
+             f"(tuning before it: {result.tuning_share:.0%} more), {result.seeds} seeds × {result.chains} chains, "
+             f"statistic {result.statistic}; ranked by {RANKED_BY[result.axis]}.", ""]
+    lines += [table_text(result) if not result.table.empty else "(no run finished)", ""]
+    if result.verdict is not None:
+        lines += [result.verdict.sentence(RANKED_BY[result.axis]), ""]
+    if result.reference is not None:
+        said = "" if result.reference.reached else " — not reached, so no time to equilibrium is measured"
+        lines += [f"Equilibrium reference {result.reference.value:.4g}: {result.reference.method}{said}.", ""]
+    gains = result.tuning_gain()
+    if gains:
+        lines.append(f"Efficiency tuning against acceptance tuning (57.4 %, DISCS), {RANKED_BY[result.axis]} ratio "
+                     "efficiency-tuned / acceptance-tuned per seed (settings: medians over seeds):")
+        for name, (acceptance_value, efficiency_value, evidence) in gains.items():
+            lines.append(f"  {name}: {acceptance_value} → {efficiency_value}: {evidence}")
+        lines.append("")
+    lines.append("Frozen kernels (seed 0; replay: samplers.make(sampler, target, **kernel)):")
+    for name, runs in result.runs.items():
+        first = min(runs, key=lambda run: run.replicate)
+        shown = json.dumps(_short(first.kernel)) if first.kernel else "as requested (nothing tuned)"
+        lines.append(f"  {name}: {shown}")
+    if result.skipped:
+        lines += ["", "Skipped:"] + [f"  {name}: {reason}" for name, reason in result.skipped.items()]
+    if result.failed:
+        lines += ["", "Failed runs:"] + [f"  {run}: {error}" for run, error in result.failed.items()]
+    return "\n".join(lines)
+
+
+def _holoviews():
+    """HoloViews with its Bokeh backend (imported when a page is drawn, not with ``sweeps``)."""
+    import holoviews as hv
+    import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh backend used by .opts and hv.save)
+
+    return hv
+
+
+def _intervals(result, measure: str):
+    hv = _holoviews()
+    frame = result.table
+    labels = list(frame.index)
+    mean, low, high = (frame[measure].to_numpy(), frame[f"{measure} low"].to_numpy(),
+                       frame[f"{measure} high"].to_numpy())
+    points = hv.Scatter((labels, mean), "sampler", measure).opts(size=8)
+    bars = hv.ErrorBars((labels, mean, mean - low, high - mean), "sampler", [measure, "below", "above"])
+    return (bars * points).opts(title=f"{measure}, 95 % interval over seeds", width=560, height=360,
+                                xrotation=30, logy=bool(np.all(low > 0)))
+
+
+def figures(result) -> list:
+    """The page's figures (module docstring)."""
+    hv = _holoviews()
+    out = [_intervals(result, "ESS per 1k evals"), _intervals(result, "ESS per CPU s")]
+    traces = [hv.Curve((run.axis_values[1:], run.chain_mean[1:]), result.axis, f"mean {result.statistic}", label=name)
+              for name, runs in result.runs.items() for run in runs if run.replicate == min(r.replicate for r in runs)]
+    if result.reference is not None and result.reference.reached:
+        traces.append(hv.HLine(result.reference.value).opts(color="black", line_dash="dashed"))
+    out.append(hv.Overlay(traces).opts(title=f"mean {result.statistic} over the chains (seed 0), from "
+                                             "over-dispersed starts", width=760, height=360, logx=True,
+                                       legend_position="right"))
+    curves = []
+    for name, runs in result.runs.items():
+        for run in runs:
+            grid, efficiency, _ = run.tuning
+            if run.replicate == min(r.replicate for r in runs) and len(grid):
+                centre = run.acceptance_kernel[run.tuned_parameter]
+                curves.append(hv.Curve((grid / centre, efficiency), "tuned value / acceptance-tuned value",
+                                       f"Hamming jump per unit of {result.axis}",
+                                       label=f"{run.sampler} ({run.tuned_parameter})"))
+    if curves:
+        out.append(hv.Overlay(curves).opts(title="tuning curves (seed 0): 1 is the acceptance-tuned setting",
+                                           width=560, height=360, logx=True, legend_position="right"))
+    return out
+
+
+def save(result, directory: str | Path, name: str = "bakeoff") -> Path:
+    """Write ``<name>.md`` (the text) and ``<name>.html`` (the figures) in ``directory``; the page's path."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"{name}.md").write_text(text(result) + "\n")
+    if not result.table.empty:
+        hv = _holoviews()
+        hv.save(hv.Layout(figures(result)).cols(2), directory / f"{name}.html")
+    return directory / f"{name}.html"
