@@ -444,6 +444,10 @@ class RbmEvidence:
         return column(ours, missing_ours), authors, ours, theirs
 
 
+#: The preset that replays FLSB2 on the RBM.
+FLSB2_PRESET = "FLSB · RBM digits · FLSB2 learns g (K = 3000)"
+
+
 def rbm_evidence(args, store) -> RbmEvidence:
     target = targets.make("rbm")
     reference = exact_samples_reference(target.log_prob(target.sample_exact(EXACT_SAMPLES, seed=123)))
@@ -466,23 +470,29 @@ def rbm_details(args, evidence: RbmEvidence, comparisons: list[list[Comparison]]
     return lines
 
 
+def rbm_claim(args, evidence: RbmEvidence, columns: tuple, **fields) -> Claim:
+    """A claim on the RBM from ``evidence.columns(judge)``: both columns, the stand-in, the reason and the details
+    filled in (the replay preset FLSB2's unless ``fields`` name another)."""
+    ours, authors, found, theirs = columns
+    return Claim(**{"paper": "LSB", "authors": authors, "ours": ours, "stand_in": RBM_STAND_IN,
+                    "reason": reason(found), "replay": FLSB2_PRESET,
+                    "details": rbm_details(args, evidence, [found, theirs]), **fields})
+
+
 def figure_4_flsb2(args, evidence: RbmEvidence) -> Claim:
     """Fig. 4: FLSB2 converges with much fewer target evaluations than GWG."""
     def judge(seeds):
         return [compare(seeds, converge(evidence.reference), "GWG", "FLSB2", "target evaluations to converge",
                         Much())]
-    ours, authors, found, theirs = evidence.columns(judge)
-    return Claim(
-        paper="LSB", where="§5.2, Fig. 4 (RBM)",
+    return rbm_claim(
+        args, evidence, evidence.columns(judge), where="§5.2, Fig. 4 (RBM)",
         quote="FLSB 2 is able to adapt to the target distribution and to converge using a much smaller number of "
               "target likelihood evaluations.",
         claim="FLSB2 converges with much fewer target evaluations than GWG", axis="target evaluations to converge",
         plotted="MMD against iterations (rbm_sample.py logs it every 500 iterations and labels the axis "
                 "\"Likelihood Evaluations\")",
-        rule=Much().rule(), papers_number="much smaller (no number)", authors=authors, ours=ours,
-        fair=converge_fair(evidence.ours, evidence.reference, "GWG", "FLSB2") if evidence.ours else "—",
-        stand_in=RBM_STAND_IN, reason=reason(found), replay="FLSB · RBM digits · FLSB2 learns g (K = 3000)",
-        details=rbm_details(args, evidence, [found, theirs]))
+        rule=Much().rule(), papers_number="much smaller (no number)",
+        fair=converge_fair(evidence.ours, evidence.reference, "GWG", "FLSB2") if evidence.ours else "—")
 
 
 def figure_4_flsb1(args, evidence: RbmEvidence) -> Claim:
@@ -494,19 +504,17 @@ def figure_4_flsb1(args, evidence: RbmEvidence) -> Claim:
                         similar),
                 compare(seeds, Trace.ess, "FLSB1", "GWG", "ESS (equal iterations)", similar),
                 compare(seeds, ess_per("seconds"), "FLSB1", "GWG", "ESS per CPU second", similar)]
-    ours, authors, found, theirs = evidence.columns(judge)
-    return Claim(
-        paper="LSB", where="§5.2, Fig. 4 (RBM)",
+    return rbm_claim(
+        args, evidence, evidence.columns(judge), where="§5.2, Fig. 4 (RBM)",
         quote="In Figure 4, we see that FLSB 1 recovers the performance of GWG. … when comparing the samplers based "
               "on ESS/sec (Figure 4), we observe that, while FLSB 1 and GWG achieve comparable results, …",
         claim="FLSB1 performs like GWG (to converge, ESS, ESS per second)",
         axis="Fig. 4's three measures: target evaluations to converge, ESS, ESS per second",
         plotted="MMD against iterations; log ESS and ESS per second after burn-in",
-        rule=f"each of the three ratios: {similar.rule()}; the weakest of the three", papers_number="comparable "
-        "(no number)", authors=authors, ours=ours,
+        rule=f"each of the three ratios: {similar.rule()}; the weakest of the three",
+        papers_number="comparable (no number)",
         fair=converge_fair(evidence.ours, evidence.reference, "GWG", "FLSB1") if evidence.ours else "—",
-        stand_in=RBM_STAND_IN, reason=reason(found), replay="FLSB · RBM digits · FLSB1 learns the mixture (K = 3000)",
-        details=rbm_details(args, evidence, [found, theirs]))
+        replay="FLSB · RBM digits · FLSB1 learns the mixture (K = 3000)")
 
 
 def figure_4_ess(args, evidence: RbmEvidence) -> Claim:
@@ -516,17 +524,14 @@ def figure_4_ess(args, evidence: RbmEvidence) -> Claim:
     def judge(seeds):
         return [compare(seeds, Trace.ess, "FLSB2", other, "ESS (equal iterations)", criterion)
                 for other in ("GWG", "Gibbs-2", "HB-10-1")]
-    ours, authors, found, theirs = evidence.columns(judge)
-    return Claim(
-        paper="LSB", where="§5.2, Fig. 4 (RBM)",
+    return rbm_claim(
+        args, evidence, evidence.columns(judge), where="§5.2, Fig. 4 (RBM)",
         quote="Furthermore, we observe that FLSB 2 performs well also in terms of ESS.",
         claim="FLSB2's ESS is not worse than GWG's, Gibbs-2's and HB-10-1's",
         axis="ESS of the summary statistic after burn-in, at equal iterations", plotted="log ESS after burn-in",
         rule=f"{criterion.rule()}; the weakest of the three",
-        papers_number="performs well (no number)", authors=authors, ours=ours,
-        fair=ess_fair(evidence.ours, "FLSB2", "GWG") if evidence.ours else "—", stand_in=RBM_STAND_IN,
-        reason=reason(found), replay="FLSB · RBM digits · FLSB2 learns g (K = 3000)",
-        details=rbm_details(args, evidence, [found, theirs]))
+        papers_number="performs well (no number)",
+        fair=ess_fair(evidence.ours, "FLSB2", "GWG") if evidence.ours else "—")
 
 
 def figure_4_ess_per_second(args, evidence: RbmEvidence) -> Claim:
@@ -534,17 +539,14 @@ def figure_4_ess_per_second(args, evidence: RbmEvidence) -> Claim:
     def judge(seeds):
         return [compare(seeds, ess_per("seconds"), other, "FLSB2", "ESS per CPU second", Ratio(1))
                 for other in ("GWG", "FLSB1")]
-    ours, authors, found, theirs = evidence.columns(judge)
-    return Claim(
-        paper="LSB", where="§5.2, Fig. 4 (RBM)",
+    return rbm_claim(
+        args, evidence, evidence.columns(judge), where="§5.2, Fig. 4 (RBM)",
         quote="when comparing the samplers based on ESS/sec (Figure 4), we observe that, while FLSB 1 and GWG achieve "
               "comparable results, the performance of FLSB 2 are inferior on average.",
         claim="FLSB2's ESS per second is below GWG's and FLSB1's", axis="ESS per second after burn-in",
         rule=f"GWG / FLSB2 and FLSB1 / FLSB2 of ESS per CPU second, each: {Ratio(1).rule()}; the weaker of the two",
-        papers_number="inferior on average (no number)", authors=authors, ours=ours,
-        fair=ess_fair(evidence.ours, "GWG", "FLSB2") if evidence.ours else "—", stand_in=RBM_STAND_IN,
-        reason=reason(found), replay="FLSB · RBM digits · FLSB2 learns g (K = 3000)",
-        details=rbm_details(args, evidence, [found, theirs]))
+        papers_number="inferior on average (no number)",
+        fair=ess_fair(evidence.ours, "GWG", "FLSB2") if evidence.ours else "—")
 
 
 def appendix_f(args, evidence: RbmEvidence) -> Claim:
@@ -552,12 +554,11 @@ def appendix_f(args, evidence: RbmEvidence) -> Claim:
     def judge(seeds):
         return [compare(seeds, Trace.evaluations_per_iteration, other, "FLSB2",
                         "target evaluations per sampling iteration", Much()) for other in ("Gibbs-2", "HB-10-1")]
-    ours, authors, found, theirs = evidence.columns(judge)
     fair = "; ".join(converge_fair(evidence.ours, evidence.reference, other, "FLSB2") + "; "
                      + ess_fair(evidence.ours, "FLSB2", other) for other in ("Gibbs-2", "HB-10-1")) \
         if evidence.ours else "—"
-    return Claim(
-        paper="LSB", where="Appendix F, Table 4 (RBM)",
+    return rbm_claim(
+        args, evidence, evidence.columns(judge), where="Appendix F, Table 4 (RBM)",
         quote="It is important to mention also that FLSB 2 uses a much smaller number of target likelihood "
               "evaluations compared to these previous approaches, as summarized in Table 4.",
         claim="FLSB2 uses much fewer target evaluations per step than Gibbs-2 and HB-10-1",
@@ -565,11 +566,9 @@ def appendix_f(args, evidence: RbmEvidence) -> Claim:
         rule=f"Gibbs-2 / FLSB2 and HB-10-1 / FLSB2, each: {Much().rule()}; the weaker of the two",
         papers_number="Table 4: Gibbs 2 4, HB-10-1 20, FLSB 2 1 per sampling step (4× and 20×; Gibbs 4/10 and "
                       "HB-10-2/3, also in Table 4, not run here)",
-        authors=authors, ours=ours, fair=fair, stand_in=RBM_STAND_IN,
+        fair=fair,
         equivalent=("evaluations per sampling iteration do not depend on the RBM: block Gibbs scores the 2^k values "
-                    "of its block, the Hamming ball its ball, a frozen FLSB2 its proposal, on any model"),
-        reason=reason(found), replay="FLSB · RBM digits · FLSB2 learns g (K = 3000)",
-        details=rbm_details(args, evidence, [found, theirs]))
+                    "of its block, the Hamming ball its ball, a frozen FLSB2 its proposal, on any model"))
 
 
 # -- the Markov networks: Fig. 5 and Table 3 ---------------------------------------------------------------

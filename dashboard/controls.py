@@ -36,7 +36,7 @@ from .model.client import RunClient
 from .model.comparison import AXES
 from .model.config import MAX_CONFIG_BYTES, RunConfig
 from .model.export import run_record_json, trace_csv
-from .model.presets import load_presets
+from .model.presets import load_presets, preset_of
 from .model.stored_runs import config_from_stored_run, is_stored_run
 from .model.statistics import LABELS, statistic_names
 from .model.uploads import UPLOAD_HINTS, UPLOAD_TYPES, parse_upload
@@ -46,6 +46,8 @@ from .views.upload import LimitedFileInput
 STATUS_SECONDS = 0.25
 #: Under a preset's description while the run shown is not that preset (the page opens on the default run).
 NOT_LOADED = "This preset is not the run shown: Load preset runs it."
+#: Above the preset's description while the run shown is none of the presets (edited, or a link to a custom run).
+CUSTOM_RUN = "Custom run: the run shown matches none of the presets."
 #: Target parameters that are edited by upload or JSON rather than by a widget.
 FILE_PARAMETERS = {"uai_text", "J", "h", "evidence", "weights", "visible_bias", "hidden_bias", "fn", "X", "y",
                    "data"}
@@ -91,7 +93,7 @@ class Controls(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self._presets = load_presets()
-        self._failure_of: tuple = (None, "")  # (a run's configuration, the failure its preset shows)
+        self._preset_of: tuple = (None, 0, "")  # (a run's configuration, its β changes, the preset it is)
         self._target_forms: dict[str, ParamForm] = {}
         self._sampler_forms: dict[str, ParamForm] = {}
         self._file_params: dict[str, dict] = {}
@@ -180,14 +182,14 @@ class Controls(pn.viewable.Viewer):
         self.reset.on_click(lambda event: self.client.reset())
         self.client.param.watch(self._show_error, "error")
         self.client.param.watch(self._on_built, "config")
-        self.client.param.watch(self._show_preset_info, "config")
+        self.client.param.watch(self._show_run_preset, "config")
         self.client.param.watch(self._show_live_beta, "info")
         self.live_beta.param.watch(lambda event: self.client.set_beta(event.new), "value_throttled")
         self.client.param.watch(self.update_status, ["status", "building", "compiling"])
 
         self.show_config(self.client.requested)
         self._show_error()  # a first run refused before these widgets watched the client
-        self._show_preset_info()
+        self._show_run_preset()
         self.update_status()
 
     # -- drafts ---------------------------------------------------------------------------
@@ -295,26 +297,40 @@ class Controls(pn.viewable.Viewer):
     def _on_load_preset(self, event=None) -> None:
         self._apply_and_show(self._presets[self.preset.value].run_config())
 
+    def _show_run_preset(self, event=None) -> None:
+        """Select the preset the run shown is (opened from a link, a file or Load preset alike), so that the name and
+        description beside the run are its own; a custom run keeps the selection and is said to be custom."""
+        name = self._running_preset()
+        if name and name != self.preset.value:
+            self.preset.value = name  # its watcher shows the preset's info
+        else:
+            self._show_preset_info()
+
     def _show_preset_info(self, event=None) -> None:
-        """The preset's full name (the drop-down cuts long ones), its description, and the failure it shows."""
+        """The preset's full name (the drop-down cuts long ones), its description, and the failure it shows; whether
+        it is the run shown, and that the run shown is a custom run when it is none of the presets."""
         preset = self._presets.get(self.preset.value)
         if preset is None:
             self.preset_info.object = ""
             return
         failure = f"\n\n**⚠ Meant to show a failure:** {preset.shows_failure}" if preset.shows_failure else ""
+        running = self._running_preset()
+        loaded = "" if running == self.preset.value else f"\n\n*{NOT_LOADED}*"
+        custom = f"**{CUSTOM_RUN}**\n\n" if self.client.config is not None and not running else ""
+        self.preset_info.object = f"{custom}**{self.preset.value}**\n\n{preset.description}{failure}{loaded}"
+
+    def _running_preset(self) -> str:
+        """The name of the preset the run shown is, as loaded (not since edited, nor its β moved live); '' if none."""
         config = self.client.config
-        running = config is not None and preset.run_config().to_dict() == config.to_dict()
-        loaded = "" if running else f"\n\n*{NOT_LOADED}*"
-        self.preset_info.object = f"**{self.preset.value}**\n\n{preset.description}{failure}{loaded}"
+        changes = len(config.beta_changes) if config is not None else 0
+        if self._preset_of[0] is not config or self._preset_of[1] != changes:
+            self._preset_of = (config, changes, preset_of(config, self._presets))
+        return self._preset_of[2]
 
     def _running_failure_preset(self) -> str:
-        """The failure the run shows, when it is a preset meant to show one, as loaded (not since edited)."""
-        config = self.client.config
-        if self._failure_of[0] is not config:
-            shown = config.to_dict() if config is not None else None
-            self._failure_of = (config, next((preset.shows_failure for preset in self._presets.values()
-                                              if preset.shows_failure and preset.run_config().to_dict() == shown), ""))
-        return self._failure_of[1]
+        """The failure the run shows, when it is a preset meant to show one."""
+        name = self._running_preset()
+        return self._presets[name].shows_failure if name else ""
 
     def _on_refused_file(self, event) -> None:
         refused = event.new
@@ -359,7 +375,7 @@ class Controls(pn.viewable.Viewer):
         """Redraw the status line: at once when the phase changes, else at most every ``STATUS_SECONDS``
         (the explorer calls this at every flush, so the latest status is always shown soon)."""
         status = self.client.status
-        phase = ("compiling the samplers (once after an install or an edit: up to ~15 s)…" if self.client.compiling
+        phase = ("compiling the samplers (once after an install or an edit)…" if self.client.compiling
                  else "building the run…" if self.client.building else status.phase)
         text = (f"<b>{phase}</b> · steps {status.n_steps:,} · evaluations {_si(status.n_evals)} · "
                 f"{_si(status.steps_per_second)} steps/s · acceptance {_si(status.acceptance)} · "
@@ -367,7 +383,7 @@ class Controls(pn.viewable.Viewer):
         failure = self._running_failure_preset()
         if failure:
             text += f"<br><b>⚠ this preset shows a failure:</b> {failure}"
-        elif status.barely_moves:
+        if status.barely_moves:
             text += (f"<br><b>⚠ the chain barely moves</b> (acceptance {_si(status.acceptance)}): its traces, ESS and "
                      "autocorrelation say little about the target")
         now = time.monotonic()

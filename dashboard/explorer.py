@@ -279,9 +279,15 @@ class Explorer(pn.viewable.Viewer):
             self.collector.session_closed(open_sessions=len(_LIVE))
 
     def main_area(self) -> pn.viewable.Viewable:
-        return pn.Column(
-            self.waiting, *self.cards.values(), self.claims, self.catalogue, sizing_mode="stretch_width",
-        )
+        """The projector's first screen: the state and its traces side by side (the status is at the sidebar's
+        top); every other card below them."""
+        first_screen = (LatticeView, TraceView)
+        state, traces = (self.cards[kind] for kind in first_screen)
+        state.param.update(sizing_mode=None, styles={"flex": "0 1 auto", "max-width": "50%", "min-width": "0"})
+        traces.styles = {"flex": "1 1 0", "min-width": "0"}
+        top = pn.FlexBox(state, traces, flex_wrap="nowrap", align_items="flex-start", sizing_mode="stretch_width")
+        rest = [card for kind, card in self.cards.items() if kind not in first_screen]
+        return pn.Column(self.waiting, top, *rest, self.claims, self.catalogue, sizing_mode="stretch_width")
 
     def sidebar(self) -> pn.viewable.Viewable:
         return pn.Column(self.controls, self.refresh, sizing_mode="stretch_width")

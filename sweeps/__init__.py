@@ -12,14 +12,14 @@ serially and on any number of workers.
 
 ``bakeoff(target, ...)`` runs every applicable sampler on a user's target as
 one such sweep and ranks them with intervals and a strict verdict
-(``sweeps.bakeoff``; ``python -m sweeps bakeoff`` on the command line).
+(``sweeps.bake_off``; ``python -m sweeps bakeoff`` on the command line).
 """
 
 from .perform import perform
 from .runner import SweepReport, run_sweep
 from .spec import RunSpec, Sweep, Task, grid, run_seed
 from .store import ResultStore
-from .bakeoff import BakeoffResult, bakeoff  # noqa: E402  (after what it builds on; the name is the function)
+from .bake_off import BakeoffResult, bakeoff  # noqa: E402  (after what it builds on)
 
 __all__ = ["BakeoffResult", "ResultStore", "RunSpec", "Sweep", "SweepReport", "Task", "grid", "perform", "run_seed",
            "run_sweep", "bakeoff"]

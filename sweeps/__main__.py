@@ -16,7 +16,7 @@ import json
 import os
 import sys
 
-from .bakeoff.phases import AXES
+from .bake_off.phases import AXES
 
 COMMANDS = ("bakeoff",)
 

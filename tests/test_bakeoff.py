@@ -16,10 +16,10 @@ import targets
 from samplers.exact import stationary_distribution, transition_matrix
 from sweeps import bakeoff
 from sweeps.__main__ import main
-from sweeps.bakeoff import TargetSource, as_source
-from sweeps.bakeoff.phases import tune
-from sweeps.bakeoff.summary import MEASURES
-from sweeps.bakeoff.task import BakeoffRun
+from sweeps.bake_off import TargetSource, as_source
+from sweeps.bake_off.phases import tune
+from sweeps.bake_off.summary import MEASURES
+from sweeps.bake_off.task import BakeoffRun
 from tests.tiny import TINY_UAI
 
 #: Result entries that are measured times, the only ones two executions of a run may differ in.

@@ -16,8 +16,10 @@ import pytest
 from bokeh.models import ColorBar
 
 import targets
-from dashboard.controls import NOT_LOADED
-from dashboard.explorer import Explorer
+from dashboard.controls import CUSTOM_RUN, NOT_LOADED
+from dashboard.explorer import Explorer, open_link
+from dashboard.model.links import link_query
+from dashboard.model.presets import load_presets
 from dashboard.model.config import RunConfig
 from dashboard.model.images import as_image, cell_centres, site_name, step_labels
 from dashboard.model.session import ESS_DEFINITIONS
@@ -93,6 +95,23 @@ def test_a_preset_not_yet_loaded_says_it_is_not_the_run_shown(explorer):
     config = explorer.client.config
     applied(explorer, RunConfig.from_dict({**config.to_dict(), "seed": config.seed + 1}))
     settle(explorer, lambda: NOT_LOADED in controls.preset_info.object)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_link_opens_under_its_own_preset_or_says_it_is_a_custom_run(seed):
+    name = "Segmentation case 3 (dependent, noisy) · g = √t"  # the first preset is case 1: λ = 0, not 1
+    preset = load_presets()[name]
+    app = open_link(link_query(RunConfig.from_dict({**preset.config, "seed": seed})))  # seed 0: the preset's
+    try:
+        settle(app, lambda: built(app.client))
+        info = app.controls.preset_info.object
+        if seed:
+            assert info.startswith(f"**{CUSTOM_RUN}**") and NOT_LOADED in info
+        else:
+            assert app.controls.preset.value == name and preset.description in info
+            assert NOT_LOADED not in info and CUSTOM_RUN not in info
+    finally:
+        app.close()
 
 
 def test_a_preset_meant_to_show_a_failure_says_so_and_a_run_that_barely_moves_is_flagged(explorer):

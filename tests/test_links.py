@@ -10,6 +10,7 @@ import pytest
 
 from dashboard.model.config import RunConfig
 from dashboard.model.links import MAX_LINK_CHARS, MAX_LINK_JSON_BYTES, config_from_link, link_query
+from dashboard.model.presets import load_presets, preset_of
 
 
 def packed(data: bytes) -> str:
@@ -58,3 +59,15 @@ def test_a_configuration_too_large_for_a_link_is_never_written_out_in_full(monke
     monkeypatch.setattr(RunConfig, "json_pieces", lambda self: (written.append(len(p)) or p for p in pieces(self)))
     assert link_query(config) is None
     assert 0 < sum(written) <= MAX_LINK_JSON_BYTES + 100 < whole / 10
+
+
+def test_a_link_names_its_own_preset_and_a_custom_run_none():
+    presets = load_presets()
+    case_3 = "Segmentation case 3 (dependent, noisy) · g = √t"
+    config = config_from_link(link_query(presets[case_3].run_config()))
+    assert preset_of(config, presets) == case_3  # not case 1, which differs only in λ
+    config.steps_per_second = 20.0  # the speed cap changes how fast the run goes, not what it draws
+    assert preset_of(config, presets) == case_3
+    config.seed += 1
+    assert preset_of(config, presets) == ""
+    assert preset_of(None, presets) == ""

@@ -5,6 +5,9 @@ Presets live in ``assets/presets.json``: a list of objects with ``name``,
 whose settings are meant to show a failure, ``shows_failure``: the sentence the
 page shows beside its description and in the status line while that preset
 runs. Later features add theirs by adding entries; no code changes are needed.
+
+``preset_of(config, presets)`` names the preset a run is (a run opened from a
+link, a file or the sidebar alike), matched by configuration; '' for a custom run.
 """
 
 from __future__ import annotations
@@ -33,3 +36,17 @@ def load_presets(path: Path = PRESETS_FILE) -> dict[str, Preset]:
     """All presets by name, in file order."""
     entries = json.loads(path.read_text(encoding="utf-8"))
     return {entry["name"]: Preset(**entry) for entry in entries}
+
+
+def run_key(config: RunConfig) -> dict:
+    """What makes a run that run: its configuration without the speed cap, which sets how fast it goes and not
+    what it draws (a link replays it step for step at any cap)."""
+    return {key: value for key, value in config.to_dict().items() if key != "steps_per_second"}
+
+
+def preset_of(config: RunConfig | None, presets: dict[str, Preset]) -> str:
+    """The name of the preset whose run ``config`` is: the first with the same ``run_key`` ('' when none is)."""
+    if config is None:
+        return ""
+    key = run_key(config)
+    return next((name for name, preset in presets.items() if run_key(preset.run_config()) == key), "")

@@ -17,6 +17,7 @@ from bokeh.plotting import figure
 from ..model.snapshot import AdaptationState, RunInfo, Snapshot
 from .balancing import thinned
 from .base import LiveView, plain, tuning_line
+from .conventions import integer_ticks, number_ticks
 
 TRACES = {"gamma": ("bias γ (γ = 1: the paper's γ = β)", "γ"), "walk_length": ("walk length κ", "κ"),
           "acceptance": ("mean acceptance probability", "ᾱ")}
@@ -41,6 +42,8 @@ class AdaptationView(LiveView):
             fig = figure(height=170, sizing_mode="stretch_width", title=title, x_axis_label="step",
                          y_axis_label=label, tools="pan,wheel_zoom,box_zoom,reset")
             fig.toolbar.logo = None
+            integer_ticks(fig.xaxis)
+            number_ticks(fig.yaxis, pixels=170 - 90)
             fig.line("step", column, source=self.source, line_width=2)
             marker = Span(location=0, dimension="height", line_color="firebrick", line_dash="dotted", line_width=2,
                           visible=False)

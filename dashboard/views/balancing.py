@@ -30,6 +30,7 @@ from samplers.balancing import BALANCING, FORMULAS
 from ..model.session import LOG_T
 from ..model.snapshot import LearningState, RunInfo, Snapshot
 from .base import LiveView, plain
+from .conventions import integer_ticks, legend_outside, log_ticks, number_ticks
 
 T = np.exp(LOG_T)
 #: Most points drawn per learning trace (the learner keeps up to 4,096).
@@ -72,6 +73,8 @@ def _trace_figure(title: str, y_label: str, height: int = 170):
     fig = figure(height=height, sizing_mode="stretch_width", title=title, x_axis_label="step", y_axis_label=y_label,
                  tools="pan,wheel_zoom,box_zoom,reset,hover")
     fig.toolbar.logo = None
+    integer_ticks(fig.xaxis)
+    number_ticks(fig.yaxis, pixels=height - 90)  # η had 8 labels in its 80 px
     return fig
 
 
@@ -94,8 +97,7 @@ class BalancingView(LiveView):
         for column, color in zip(WEIGHT_COLUMNS, Category10_4):
             self.weights_figure.line("step", column, source=self.history_source, color=color, line_width=2,
                                      legend_label=column[2:])
-        self.weights_figure.legend.location = "center_right"
-        self.weights_figure.legend.label_text_font_size = "8pt"
+        legend_outside(self.weights_figure)
         self.freeze_button = pn.widgets.Button(label="Freeze now", color="warning", width=120)
         self.freeze_button.on_click(lambda event: self.client.freeze())
         self.status = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["learning-status"])
@@ -117,8 +119,8 @@ class BalancingView(LiveView):
             fig.line(T, np.exp(log_g(LOG_T)), color=color, line_dash="dashed", line_width=1.5, alpha=0.8,
                      legend_label=f"{name}: {FORMULAS[name]}")
         fig.line("t", "g", source=self.curve_source, color="black", line_width=3, legend_label="current g")
-        fig.legend.label_text_font_size = "8pt"
-        fig.add_layout(fig.legend[0], "right")  # beside the plot: the legend never covers the learned curve
+        legend_outside(fig, "right")  # beside the plot: the legend never covers the learned curve
+        log_ticks(fig.xaxis, fig.yaxis)
         fig.toolbar.logo = None
         return fig
 

@@ -22,8 +22,14 @@ from ..model.comparison import AXES
 from ..model.snapshot import RunInfo, Snapshot
 from ..model.statistics import LABELS
 from .base import LiveView, plain
+from .conventions import fit_axis_label, fit_title, legend_outside, number_ticks
 
 COLORS = ("#1f77b4", "#d62728")
+#: Height of each figure, and the pixels of it its y axis spans.
+HEIGHT = 300
+PLOT_PIXELS = HEIGHT - 110
+#: Narrowest width of each figure (px): its title's lines fit (``conventions.TITLE_CHARS``).
+MIN_WIDTH = 320
 
 
 class ComparisonView(LiveView):
@@ -35,20 +41,23 @@ class ComparisonView(LiveView):
         super().__init__(**params)
         self.trace_sources = [ColumnDataSource({"x": [], "y": []}) for _ in COLORS]
         self.acf_sources = [ColumnDataSource({"lag": [], "acf": []}) for _ in COLORS]
-        self.trace_figure = figure(height=300, sizing_mode="stretch_width", tools="pan,wheel_zoom,box_zoom,reset,save")
-        self.acf_figure = figure(height=300, sizing_mode="stretch_width", y_range=(-0.2, 1.05),
+        self.trace_figure = figure(height=HEIGHT, sizing_mode="stretch_width", tools="pan,wheel_zoom,box_zoom,reset,save")
+        self.acf_figure = figure(height=HEIGHT, sizing_mode="stretch_width", y_range=(-0.2, 1.05),
                                  y_axis_label="autocorrelation", tools="pan,wheel_zoom,box_zoom,reset,save")
         for trace, acf, color, role in zip(self.trace_sources, self.acf_sources, COLORS, ("run", "comparison")):
             self.trace_figure.line("x", "y", source=trace, color=color, legend_label=role)
             self.acf_figure.line("lag", "acf", source=acf, color=color, line_width=2)
+        legend_outside(self.trace_figure)
         for fig in (self.trace_figure, self.acf_figure):
             fig.toolbar.logo = None
+            number_ticks(fig.xaxis, fig.yaxis)
         self.heading = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["comparison-heading"])
         self.status = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["comparison-status"])
         self._layout = pn.Column(self.heading, self.status,
-                                 pn.Row(pn.pane.Bokeh(self.trace_figure, sizing_mode="stretch_width"),
-                                        pn.pane.Bokeh(self.acf_figure, sizing_mode="stretch_width"),
-                                        sizing_mode="stretch_width"),
+                                 pn.FlexBox(*(pn.pane.Bokeh(fig, sizing_mode="stretch_width", min_width=MIN_WIDTH,
+                                                            styles={"flex": f"1 1 {MIN_WIDTH}px"})
+                                              for fig in (self.trace_figure, self.acf_figure)),
+                                            sizing_mode="stretch_width"),  # one under the other when narrow
                                  sizing_mode="stretch_width")
 
     @classmethod
@@ -63,9 +72,10 @@ class ComparisonView(LiveView):
             item.label = {"value": name}
         axis = f"{AXES[info.compare_axis][1]}s"
         quantity = "E = −log p̃" if info.statistic == "log_prob" else LABELS.get(info.statistic, info.statistic)
-        self.trace_figure.title.text = f"mean {quantity} over chains against {axis}"
-        self.trace_figure.xaxis.axis_label, self.trace_figure.yaxis.axis_label = axis, f"mean {quantity}"
-        self.acf_figure.title.text = f"autocorrelation of {quantity} against the lag in {axis}"
+        fit_title(self.trace_figure, f"mean {quantity} over chains against {axis}")
+        self.trace_figure.xaxis.axis_label = axis
+        fit_axis_label(self.trace_figure.yaxis, f"mean {quantity}", PLOT_PIXELS)
+        fit_title(self.acf_figure, f"autocorrelation of {quantity} against the lag in {axis}")
         self.acf_figure.xaxis.axis_label = f"lag ({axis})"
         self.heading.object = (f"<b>{info.sampler}</b> and <b>{info.companion}</b> at equal {axis}: each gets as "
                                f"many {axis} as the other.")

@@ -11,24 +11,26 @@ from ..model.session import ESS_DEFINITIONS
 from ..model.snapshot import RunInfo, Snapshot
 from ..model.statistics import LABELS
 from .base import LiveView
+from .conventions import number
 
 #: Largest R̂ at which chains count as agreeing (Vehtari et al. 2021 recommend R̂ < 1.01).
 AGREED_RHAT = 1.01
 
 
-def _format(value) -> str:
+def _format(value, name: str = "") -> str:
+    """A table value as printed: R-hat to two decimals (9.00, not 9), other numbers by ``conventions.number``."""
     if isinstance(value, str):
         return value
     if isinstance(value, float) and math.isnan(value):
         return "–"
     if isinstance(value, int):
         return f"{value:,}"
-    return f"{value:.4g}"
+    return f"{value:.2f}" if name == "R-hat" else number(value)
 
 
-def _as_shown(value: float) -> float:
+def _as_shown(value: float, name: str = "") -> float:
     """``value`` as the table prints it (NaN before there are diagnostics)."""
-    return value if math.isnan(value) else float(_format(value))
+    return value if math.isnan(value) else float(_format(value, name).replace(",", ""))
 
 
 def notes(values: dict, n_chains: int) -> list[str]:
@@ -44,8 +46,8 @@ def notes(values: dict, n_chains: int) -> list[str]:
         said.append(f"ESS {_format(ess)} is more than the {window:,} × {n_chains} = {draws:,} draws it comes from: "
                     "successive values are negatively correlated (antithetic: a move tends to undo the previous "
                     "one's deviation), so their mean varies less than that of as many independent draws.")
-    if _as_shown(rhat) > AGREED_RHAT:
-        said.append(f"R-hat {_format(rhat)} is above {AGREED_RHAT} (Vehtari et al. 2021): the {n_chains} chains do "
+    if _as_shown(rhat, "R-hat") > AGREED_RHAT:
+        said.append(f"R-hat {_format(rhat, 'R-hat')} is above {AGREED_RHAT} (Vehtari et al. 2021): the {n_chains} chains do "
                     "not yet agree on the statistic's distribution — still drifting, or in different modes — so "
                     "the ESS says little yet.")
     return said
@@ -71,7 +73,7 @@ class DiagnosticsView(LiveView):
         values = snapshot.diagnostics
         if values is None:
             return
-        self._table.object = pd.DataFrame({"diagnostic": list(values), "value": [_format(v) for v in values.values()]})
+        self._table.object = pd.DataFrame({"diagnostic": list(values), "value": [_format(v, k) for k, v in values.items()]})
         self._caption.object = (f"Statistic: *{LABELS[self._statistic]}*, over the last "
                                 f"{values['window (steps)']:,} steps. Three ESS definitions: rank-normalised over all "
                                 f"chains (Vehtari et al. 2021); DISCS's per chain over the second half (choose the "

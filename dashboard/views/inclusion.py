@@ -21,6 +21,7 @@ from samplers.opad import KINDS
 
 from ..model.snapshot import RunInfo, Snapshot
 from .base import LiveView, plain
+from .conventions import legend_outside, number_ticks
 from .kl import COLORS
 
 SERIES = (*KINDS, "exact")
@@ -62,10 +63,8 @@ class InclusionView(LiveView):
                              source=self.source, color=BAR_COLORS[kind], legend_label=BAR_LABELS[kind])
         self.figure.scatter("name", "truth", source=self.source, marker="inverted_triangle", size=9, color="black",
                             legend_label="in γ* (synthetic data)")
-        legend = self.figure.legend[0]
-        legend.orientation = "horizontal"
-        legend.label_text_font_size = "8pt"
-        self.figure.add_layout(legend, "above")  # outside the plot: the bars reach the top
+        legend_outside(self.figure, rows=2)  # outside the plot: the bars reach the top
+        number_ticks(self.figure.yaxis)
         self.figure.xaxis.major_label_orientation = 0.8
         self.status = pn.pane.HTML("", sizing_mode="stretch_width")
         self._layout = pn.Column(self.status, pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),

@@ -25,6 +25,7 @@ from samplers.opad import KINDS
 from ..model.opad_tracker import OpadSnapshot
 from ..model.snapshot import RunInfo, Snapshot
 from .base import LiveView, plain
+from .conventions import legend_outside, log_ticks, number
 
 FLOOR = 1e-10
 COLORS = {"mcmc": "#d62728", "opad": "#1f77b4", "opad_plus": "#2ca02c"}
@@ -59,10 +60,10 @@ def summary(snapshot: OpadSnapshot) -> str:
     latest = {kind: float(snapshot.kl[kind][-1, -1]) for kind in KINDS}
 
     def ratio(kind):
-        return f"{latest['mcmc'] / latest[kind]:.3g}×" if latest[kind] > 0 else "∞ (exact)"
+        return f"{number(latest['mcmc'] / latest[kind])}×" if latest[kind] > 0 else "∞ (exact)"
 
-    text = (f"step {int(snapshot.steps[-1]):,}, all chains pooled: KL MCMC {latest['mcmc']:.3g} · "
-            f"OPAD {latest['opad']:.3g} (MCMC/OPAD {ratio('opad')}) · OPAD+ {latest['opad_plus']:.3g} "
+    text = (f"step {int(snapshot.steps[-1]):,}, all chains pooled: KL MCMC {number(latest['mcmc'])} · "
+            f"OPAD {number(latest['opad'])} (MCMC/OPAD {ratio('opad')}) · OPAD+ {number(latest['opad_plus'])} "
             f"(MCMC/OPAD+ {ratio('opad_plus')}) · {snapshot.n_particles:,} distinct states stored")
     if snapshot.full:
         text += f"<br>⚠ {snapshot.full}"
@@ -88,8 +89,8 @@ class KLView(LiveView):
             self.figure.varea("step", "lower", "upper", source=self.band_sources[kind], color=color, alpha=0.15)
             self.figure.line("step", "mean", source=self.band_sources[kind], color=color, line_width=3,
                              legend_label=LABELS[kind])
-        self.figure.legend.location = "bottom_left"
-        self.figure.legend.label_text_font_size = "9pt"
+        legend_outside(self.figure)
+        log_ticks(self.figure.xaxis, self.figure.yaxis)
         self.status = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["kl-status"])
         self._layout = pn.Column(self.status, pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
                                  sizing_mode="stretch_width")

@@ -17,9 +17,12 @@ from bokeh.plotting import figure
 
 from ..model.snapshot import RunInfo, Snapshot, TemperingState
 from .base import LiveView
+from .conventions import fit_axis_label, number_ticks
 
 #: Below this mean exchange acceptance a pair is marked as a bottleneck of the ladder.
 LOW_EXCHANGE = 0.1
+#: Pixels of the figure's height its y axis spans (below it, the pairs' slanted labels).
+PLOT_PIXELS = 110
 
 
 def pair_labels(betas: np.ndarray) -> list[str]:
@@ -51,7 +54,9 @@ class TemperingView(LiveView):
         super().__init__(**params)
         self.source = ColumnDataSource({"pair": [], "acceptance": [], "colour": []})
         self.figure = figure(height=220, sizing_mode="stretch_width", x_range=[], y_range=Range1d(0, 1),
-                             y_axis_label="mean exchange acceptance", tools="", toolbar_location=None)
+                             tools="", toolbar_location=None)
+        fit_axis_label(self.figure.yaxis, "mean exchange acceptance", PLOT_PIXELS)
+        number_ticks(self.figure.yaxis)
         self.figure.vbar(x="pair", top="acceptance", width=0.7, color="colour", source=self.source)
         self.figure.xaxis.major_label_orientation = 0.5
         self.status = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["tempering-status"])

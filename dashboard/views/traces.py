@@ -6,36 +6,46 @@ decimated the source is replaced once. The x axis is steps or target
 evaluations (a toggle; the LSB paper plots against evaluations). Each figure
 draws the mean over all chains (thick), the band that holds the middle 80 % of
 them (10th to 90th percentile, shaded), and the first ``MAX_LINES`` chains as
-thin lines, so 20 chains read as a mean, a spread and a few examples rather than
-a tangle; the legend sits beside the plot, off the curves.
+faint thin lines through at most ``conventions.THIN_POINTS`` points, so 20 chains
+read as a mean, a spread and a few examples rather than a tangle
+(``conventions``); a single chain is drawn alone, and the magnetisation of a
+cluster sampler as |m|. Their key is a line of text above the plots, off the
+curves.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import panel as pn
-from bokeh.models import ColumnDataSource, DataRange1d, Legend, LegendItem, NumeralTickFormatter
+from bokeh.models import ColumnDataSource, DataRange1d
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
 from ..model.snapshot import RunInfo, Snapshot
 from ..model.statistics import LABELS
 from .base import LiveView, plain
+from .conventions import CHAIN_ALPHA, TRACE_LINES as MAX_LINES, fit_axis_label, folds_sign, integer_ticks, key, \
+    number_ticks, thinned
 
-MAX_LINES = 4
 #: The band's percentiles over the chains.
 BAND = (10, 90)
-#: The trace's title until the run takes its first step.
-WAITING = "Start or Step the run: its trace is drawn from step 0"
+BAND_COLOUR = "#9aa5b1"
+#: The trace's title until the run takes its first step (one line of ``conventions.TITLE_CHARS``).
+WAITING = "Start or Step to draw the trace"
 X_AXES = {"steps": "step", "target evaluations": "n_evals"}
+#: Height of a trace figure, and the pixels of it its y axis spans.
+HEIGHT = 200
+PLOT_PIXELS = HEIGHT - 80
+#: Narrowest width of a trace's data area (px), beside the state in a 1000 px window.
+MIN_WIDTH = 220
 
 
-def history_columns(history: dict, n_lines: int) -> dict:
+def history_columns(history: dict, n_lines: int, fold: bool = False) -> dict:
     """Bokeh source columns from buffer history columns: the first ``n_lines`` chains, and the mean and band
-    (``BAND`` percentiles) over all of them."""
+    (``BAND`` percentiles) over all of them; the statistic as its absolute value when ``fold``."""
     columns = {"step": history["step"], "n_evals": history["n_evals"]}
-    for prefix, key in (("lp", "log_prob"), ("st", "statistic")):
-        values = history[key]
+    for prefix, name in (("lp", "log_prob"), ("st", "statistic")):
+        values = np.abs(history[name]) if fold and name == "statistic" else history[name]
         for i in range(n_lines):
             columns[f"{prefix}{i}"] = values[:, i]
         if len(values):
@@ -62,15 +72,18 @@ class TraceView(LiveView):
                                                   color="light")
         self.x_axis.param.watch(self._on_x_axis, "value")
         self.source = ColumnDataSource(self._empty_columns(MAX_LINES))
-        self._legends: list[Legend] = []
+        self._thinned = thinned(self.source)
+        self.key = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["trace-key"], margin=(0, 10))
         self.chain_lines: list[list] = []  # per figure, its single-chain line renderers
+        self.bands: list = []  # per figure, its band
         self._log_prob_figure = self._figure("log p̃(x)", "lp")
         self._statistic_figure = self._figure("statistic", "st", x_range=self._log_prob_figure.x_range)
         self._figures = [self._log_prob_figure, self._statistic_figure]
         statistic_pane = pn.pane.Bokeh(self._statistic_figure, sizing_mode="stretch_width")
-        self._layout = pn.Column(self.x_axis, pn.pane.Bokeh(self._log_prob_figure, sizing_mode="stretch_width"),
+        self._layout = pn.Column(self.x_axis, self.key, pn.pane.Bokeh(self._log_prob_figure, sizing_mode="stretch_width"),
                                  statistic_pane, sizing_mode="stretch_width")
         self._n_lines = 0
+        self._fold = False
 
     @staticmethod
     def _empty_columns(n_lines: int) -> dict:
@@ -80,33 +93,37 @@ class TraceView(LiveView):
 
     def _figure(self, label: str, prefix: str, x_range=None):
         # The x axis starts at 0 (the run's start), so a fresh run is not drawn on an axis from −1 to 1.
-        fig = figure(height=230, sizing_mode="stretch_width", tools="pan,wheel_zoom,box_zoom,reset",
+        fig = figure(height=HEIGHT, sizing_mode="stretch_width", tools="pan,wheel_zoom,box_zoom,reset",
                      x_axis_label=self.x_axis.value, y_axis_label=label, x_range=x_range or DataRange1d(start=0))
         x = X_AXES[self.x_axis.value]
-        band = fig.varea(x=x, y1=f"{prefix}_low", y2=f"{prefix}_high", source=self.source, fill_color="#9aa5b1",
-                         fill_alpha=0.35)
-        lines = [fig.line(x=x, y=f"{prefix}{i}", source=self.source, line_width=1, alpha=0.7,
-                          color=Category10_10[i % 10]) for i in range(MAX_LINES)]
-        mean = fig.line(x=x, y=f"{prefix}_mean", source=self.source, line_width=3, color="black")
-        self._legends.append(Legend(items=[LegendItem(label="mean of the chains", renderers=[mean]),
-                                           LegendItem(label=f"{BAND[0]}–{BAND[1]} % of the chains", renderers=[band]),
-                                           LegendItem(label="single chains", renderers=lines[:1])],
-                                    location="top_left", click_policy="hide", label_text_font_size="9pt"))
-        fig.add_layout(self._legends[-1], "right")
-        fig.xaxis.formatter = NumeralTickFormatter(format="0.[0]a")  # 100k, not 1.000e+5
+        self.bands.append(fig.varea(x=x, y1=f"{prefix}_low", y2=f"{prefix}_high", source=self.source,
+                                    fill_color=BAND_COLOUR, fill_alpha=0.35))
+        lines = [fig.line(x=x, y=f"{prefix}{i}", source=self.source, view=self._thinned, line_width=1,
+                          alpha=CHAIN_ALPHA, color=Category10_10[i % 10]) for i in range(MAX_LINES)]
+        fig.line(x=x, y=f"{prefix}_mean", source=self.source, line_width=3, color="black")
+        integer_ticks(fig.xaxis, pixels=MIN_WIDTH)  # 100k, not 1.000e+5
+        number_ticks(fig.yaxis, pixels=PLOT_PIXELS)
         fig.toolbar.logo = None
         self.chain_lines.append(lines)
         return fig
 
     def reconfigure(self, info: RunInfo) -> None:
         """Empty the traces for a new run (its first snapshot delivers every point from step 0)."""
-        self._n_lines = min(info.n_chains, MAX_LINES)
+        several = info.n_chains > 1
+        self._n_lines = min(info.n_chains, MAX_LINES) if several else 0  # one chain: its mean is the chain
         self.source.data = self._empty_columns(MAX_LINES)
         for lines in self.chain_lines:
             for i, renderer in enumerate(lines):
                 renderer.visible = i < self._n_lines
+        for band in self.bands:
+            band.visible = several
+        self.key.object = key([("mean of the chains", "black", 3), (f"{BAND[0]}–{BAND[1]} % of them", BAND_COLOUR, 10),
+                               (f"{self._n_lines} single chains", Category10_10[0], 1)] if several
+                              else [("the chain", "black", 3)])
         statistic = info.statistic
-        self._statistic_figure.yaxis.axis_label = LABELS[statistic]
+        self._fold = folds_sign(info.sampler, statistic)
+        label = LABELS[statistic]
+        fit_axis_label(self._statistic_figure.yaxis, f"|{label}|" if self._fold else label, PLOT_PIXELS)
         self._statistic_figure.visible = statistic != "log_prob"
         self._log_prob_figure.title.text = WAITING
 
@@ -130,7 +147,7 @@ class TraceView(LiveView):
 
     def _padded(self, history: dict) -> dict:
         """Source columns for all ``MAX_LINES`` lines; lines beyond the run's chains stay NaN (hidden)."""
-        columns = history_columns(history, self._n_lines)
+        columns = history_columns(history, self._n_lines, self._fold)
         blank = np.full(len(history["step"]), np.nan)
         for i in range(self._n_lines, MAX_LINES):
             columns[f"lp{i}"] = columns[f"st{i}"] = blank

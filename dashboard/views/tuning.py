@@ -12,16 +12,19 @@ import panel as pn
 
 from ..model.snapshot import RunInfo, Snapshot, TuningState
 from .base import LiveView, tuning_line
+from .conventions import number
 
 NAMES = {"step_size": "step size", "path_length": "path length L"}
+#: Parameters the sampler uses rounded to a whole number (``PathAuxiliary._length``).
+WHOLE = {"path_length"}
 
 
 def tuning_status(state: TuningState) -> str:
     """Adapting (with the warning that the chain is adaptive MCMC meanwhile) or frozen, with the value in force."""
     name = NAMES.get(state.parameter, state.parameter)
-    what = f"the {name} (now {state.value:.4g})"
-    return tuning_line(state.adapting, what, state.step, state.burn_in, state.target_acceptance, state.frozen_at,
-                       f"{name} = {state.value:.4g}")
+    value = f"{round(state.value):,}" if state.parameter in WHOLE else number(state.value)
+    return tuning_line(state.adapting, f"the {name} (now {value})", state.step, state.burn_in,
+                       state.target_acceptance, state.frozen_at, f"{name} = {value}")
 
 
 class TuningView(LiveView):

@@ -17,6 +17,7 @@ import base64
 import io
 import json
 import logging
+import math
 import os
 import random
 import re
@@ -38,7 +39,7 @@ if not os.path.exists(CHROMIUM):
 
 from playwright.sync_api import Page, expect  # noqa: E402
 
-from dashboard.controls import CONFIG_FILES  # noqa: E402
+from dashboard.controls import CONFIG_FILES, NOT_LOADED  # noqa: E402
 from dashboard.model.config import RunConfig  # noqa: E402
 from dashboard.model.links import link_query  # noqa: E402
 from samplers.verdicts import VERDICTS  # noqa: E402
@@ -51,10 +52,10 @@ ISING_CHAIN_PRESET = "OPAD Fig. 1 · 1-D Ising chain · Metropolis"
 SEGMENTATION_PRESET = "Segmentation case 3 (dependent, noisy) · g = √t"
 #: The file input that loads a configuration (JSON) or a run a sweep stored (.npz).
 CONFIG_INPUT = f'input[type="file"][accept="{CONFIG_FILES}"]'
-PRESET_TARGETS = {entry["name"]: entry["config"]["target"] for entry in json.loads(
+PRESET_ENTRIES = {entry["name"]: entry for entry in json.loads(
     (Path(__file__).resolve().parents[2] / "assets" / "presets.json").read_text(encoding="utf-8"))}
-PRESET_DESCRIPTIONS = {entry["name"]: entry["description"] for entry in json.loads(
-    (Path(__file__).resolve().parents[2] / "assets" / "presets.json").read_text(encoding="utf-8"))}
+PRESET_TARGETS = {name: entry["config"]["target"] for name, entry in PRESET_ENTRIES.items()}
+PRESET_DESCRIPTIONS = {name: entry["description"] for name, entry in PRESET_ENTRIES.items()}
 
 #: What the page shows: the "current state" image (size, sum, values as text) and the
 #: trace source's ``step`` column (length, last value; -1 when empty). The sources are
@@ -402,7 +403,7 @@ PLOT_SOURCES_JS = """
   for (const view of plots) {
     const plot = view.model;
     const text = typeof plot.title === "string" ? plot.title : plot.title.text;
-    if (text !== title) continue;
+    if (text.replace(/\s+/g, " ") !== title) continue;  // a long title is wrapped onto lines
     let rows = 0, values = [];
     for (const renderer of plot.renderers) {
       const source = renderer.data_source;
@@ -807,3 +808,68 @@ def test_the_sidebar_the_address_and_the_run_agree_after_every_load(context, ser
             assert errors == []
         finally:
             page.close()
+
+
+#: The status line's numbers: phase, steps, evaluations, steps per second, acceptance (SI-suffixed, "–" for none).
+STATUS_NUMBERS = re.compile(r"^(\w+) · steps ([\d,]+) · evaluations (\S+) · (\S+) steps/s · acceptance (\S+) ·")
+SI = {"k": 1e3, "M": 1e6, "G": 1e9}
+
+
+def si_number(text: str) -> float:
+    """A number as the status line prints it ("1.23k", "0.999", "–" for none)."""
+    if text == "–":
+        return float("nan")
+    return float(text[:-1]) * SI[text[-1]] if text[-1] in SI else float(text)
+
+
+def printed_agrees(printed: float, measured: float) -> bool:
+    """The printed number is the measured one to its 3 significant digits (both NaN: both say none)."""
+    return (math.isnan(printed) and math.isnan(measured)) or math.isclose(printed, measured, rel_tol=5e-3, abs_tol=5e-4)
+
+
+def session_status(preset_config: dict):
+    """The status of the run of the one live session showing ``preset_config``'s run (the server is in-process):
+    the snapshot the page's status line is drawn from."""
+    from dashboard.explorer import _LIVE
+    from dashboard.model.presets import run_key
+
+    key = run_key(RunConfig.from_dict(preset_config))
+    clients = [explorer.client for explorer in list(_LIVE)
+               if explorer.client.config is not None and run_key(explorer.client.config) == key]
+    return clients[0].status if len(clients) == 1 else None
+
+
+def status_agrees(printed: str, measured) -> bool:
+    """Whether every number of the status line ``printed`` is the run's own (``measured``, its status): steps,
+    evaluations, steps per second (0 while paused) and acceptance."""
+    match = STATUS_NUMBERS.match(printed)
+    if match is None or measured is None:
+        return False
+    phase, steps, evaluations, speed, acceptance = match.groups()
+    return (phase == measured.phase and int(steps.replace(",", "")) == measured.n_steps
+            and printed_agrees(si_number(evaluations), measured.n_evals)
+            and printed_agrees(si_number(speed), measured.steps_per_second)
+            and printed_agrees(si_number(acceptance), measured.acceptance))
+
+
+def run_pause_and_read_status(page: Page, name: str, config: dict) -> str:
+    """Load preset ``name`` (of ``config``), run it a little, pause it; its status line once it prints the run's
+    own numbers (``status_agrees``)."""
+    load_preset(page, name)
+    wait_for(lambda: session_status(config), lambda measured: measured is not None, what=f"the run of {name}")
+    expect(page.get_by_text(NOT_LOADED)).to_be_hidden()
+    button(page, "Start").click()
+    wait_for(lambda: steps_shown(page), lambda shown: shown > 0, what=f"{name} to take steps")
+    button(page, "Pause").click()
+    wait_for(lambda: session_status(config), lambda measured: measured.phase == "paused", what=f"{name} to pause")
+    printed, _ = wait_for(lambda: (status(page).inner_text(), session_status(config)), lambda pair: status_agrees(*pair),
+                          what=f"the status line of {name} to print its run's numbers (printed, measured)")
+    return printed
+
+
+def test_every_preset_prints_its_own_runs_numbers(page: Page):
+    """Each preset, run a little and paused: the sidebar names it, and the status line's numbers are its run's
+    snapshot's — a paused run at 0 steps/s (it printed the speed it had before the pause)."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    for name, entry in PRESET_ENTRIES.items():
+        assert " · 0 steps/s · " in run_pause_and_read_status(page, name, entry["config"]), name

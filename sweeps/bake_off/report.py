@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .summary import MEASURES, RANKED_BY
+from .summary import MEASURES, RANKED_BY, SETTLED_RHAT
 
 #: A list longer than this is elided in a printed kernel.
 SHOWN_VALUES = 6
@@ -51,7 +51,7 @@ def table_text(result) -> str:
              "|---|---|" + "---|" * len(columns)]
     for rank, (name, row) in enumerate(frame.iterrows(), start=1):
         cells = [row["setting"]] + [_cell(row[m], row[f"{m} low"], row[f"{m} high"]) for m in MEASURES]
-        flag = f" ({row['unresolved ESS']} of {row['seeds']} ESS not resolved)" if row["unresolved ESS"] else ""
+        flag = f" ({row['ESS not usable']} of {row['seeds']} ESS not usable)" if row["ESS not usable"] else ""
         lines.append(f"| {rank} | {name}{flag} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -62,6 +62,9 @@ def text(result) -> str:
              f"(tuning before it: {result.tuning_share:.0%} more), {result.seeds} seeds × {result.chains} chains, "
              f"statistic {result.statistic}; ranked by {RANKED_BY[result.axis]}.", ""]
     lines += [table_text(result) if not result.table.empty else "(no run finished)", ""]
+    if not result.table.empty and result.table["ESS not usable"].any():
+        lines += [f"ESS not usable: the chains had not settled (split-R̂ > {SETTLED_RHAT}) or the ESS was as large as "
+                  "its draws; such a seed gives no ratio in the verdict.", ""]
     if result.verdict is not None:
         lines += [result.verdict.sentence(RANKED_BY[result.axis]), ""]
     if result.reference is not None:

@@ -20,11 +20,14 @@ first half is the way from over-dispersed starts to equilibrium):
   runs of different samplers from over-dispersed starts agree; otherwise the
   column is empty and the report says why).
 
-An ESS as large as the number of draws it came from (chains × draws kept in
-the half) is *not resolved*: the draws look independent at the trace's
-spacing, or the estimator sits at its cap on a short trace, and the rate is
-only a lower bound. A ratio with such an ESS on either side counts as no
-ratio (NaN), so it can never make a winner; the table marks those rows.
+A run's ESS is *not usable* in a verdict when its chains have not settled
+(split-R̂ above ``SETTLED_RHAT``, the dashboard comparison card's threshold:
+an ESS of chains that disagree measures nothing) or when it is *not resolved*:
+as large as the number of draws it came from (chains × draws kept in the
+half), the draws looking independent at the trace's spacing or the estimator
+at its cap on a short trace, so that the rate is only a lower bound. A ratio
+with such an ESS on either side counts as no ratio (NaN), so it can never make
+a winner; the table marks those rows.
 
 Each rate (ESS per unit, time to equilibrium) is reported as its geometric
 mean over seeds with a 95 % t-interval on its logarithm, as the verdicts'
@@ -47,6 +50,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from dashboard.model.comparison import SETTLED_RHAT
 from dashboard.model.statistics import available_statistics
 from samplers.convergence import RHAT_LIMIT, Reference, exact_reference, first_hit, interval
 from samplers.diagnostics import discs_ess, ess, rhat
@@ -83,12 +87,19 @@ class RunMeasures:
     chain_mean: np.ndarray
     halves: np.ndarray = field(repr=False)
     used: float = 0.0
-    resolved: bool = True
+    problem: str = ""  # why its ESS is not usable in a verdict ("" when it is)
 
 
 def evenly(draws: np.ndarray, count: int) -> np.ndarray:
     """At most ``count`` evenly spaced rows of ``draws`` (every k-th, k the smallest that fits)."""
     return draws[::max(1, math.ceil(len(draws) / count))]
+
+
+def _problem(value: float, draws: int, split_rhat: float) -> str:
+    """Why an ESS is not usable in a verdict (module docstring), or ""."""
+    if not split_rhat <= SETTLED_RHAT:
+        return f"chains not settled (split-R̂ > {SETTLED_RHAT})"
+    return "ESS not resolved (as large as its draws)" if value >= draws else ""
 
 
 def run_measures(result: dict, axis: str) -> RunMeasures:
@@ -111,7 +122,7 @@ def run_measures(result: dict, axis: str) -> RunMeasures:
                        json.loads(result["acceptance_kernel"]), str(result["tuned_parameter"]),
                        (result["tuning_grid"], result["tuning_efficiency"], result["tuning_acceptance"]),
                        axis_values, statistic.mean(axis=1), evenly(statistic[half:], HALF_DRAWS),
-                       float(result["used"]), resolved=value < kept.size)
+                       float(result["used"]), _problem(value, kept.size, values["split-R̂"]))
 
 
 def pooled_reference(runs: list[RunMeasures]) -> Reference:
@@ -146,7 +157,7 @@ def with_equilibrium(run: RunMeasures, reference: Reference, chains: int) -> Non
     run.values["equilibrium"] = float(censored([hit], run.used)[0])
 
 
-#: The ESS rates, which need a resolved ESS (module docstring).
+#: The ESS rates, which need a usable ESS in a verdict (module docstring).
 ESS_RATES = ("ESS per 1k evals", "ESS per CPU s", "ESS per step")
 #: The measures reported on a log scale (module docstring).
 RATES = ("ESS per 1k evals", "ESS per CPU s", "ESS per step", "DISCS ESS per 1k evals", "equilibrium")
@@ -176,7 +187,7 @@ def table(runs: dict[str, list[RunMeasures]], axis: str) -> pd.DataFrame:
     rows = []
     for name, measured in runs.items():
         row = {"sampler": name, "setting": _setting(measured), "seeds": len(measured),
-               "unresolved ESS": sum(not run.resolved for run in measured)}
+               "ESS not usable": sum(bool(run.problem) for run in measured)}
         for measure in MEASURES:
             centre, low, high = spread([run.values.get(measure, math.nan) for run in measured], measure in RATES)
             row |= {measure: centre, f"{measure} low": low, f"{measure} high": high}
@@ -191,7 +202,7 @@ def table(runs: dict[str, list[RunMeasures]], axis: str) -> pd.DataFrame:
 
 def paired_evidence(numerator: list[RunMeasures], denominator: list[RunMeasures], measure: str):
     """The evidence (``ratio_evidence``) of the per-seed ratios of ``measure``, paired by replicate."""
-    by_seed = [{run.replicate: run.values[measure] if run.resolved or measure not in ESS_RATES else math.nan
+    by_seed = [{run.replicate: run.values[measure] if not run.problem or measure not in ESS_RATES else math.nan
                 for run in runs} for runs in (numerator, denominator)]
     shared = sorted(set(by_seed[0]) & set(by_seed[1]))
     return ratio_evidence(paired_ratios([by_seed[0][s] for s in shared], [by_seed[1][s] for s in shared]))
@@ -205,16 +216,16 @@ class Verdict:
     runner_up: str
     evidence: object
     winner: str | None
-    unresolved: bool = False
+    problems: tuple[str, ...] = ()
 
     def sentence(self, measure: str) -> str:
         if self.winner:
             return (f"{self.winner} wins: its {measure} is {self.evidence} times {self.runner_up}'s, the 95 % interval "
                     f"entirely above 1 ({Ratio(1).rule()}).")
-        unresolved = ("; a seed's ESS was as large as its draws — not resolved: raise the budget"
-                      if self.unresolved else "")
+        problems = f"; ESS not usable on some seeds — {', '.join(self.problems)}: raise the budget" \
+            if self.problems else ""
         return (f"tie: {self.leader} leads {self.runner_up} on {measure} by {self.evidence}, which does not clear 1 "
-                f"({Ratio(1).rule()}){unresolved}.")
+                f"({Ratio(1).rule()}){problems}.")
 
 
 def verdict(ranked: pd.DataFrame, runs: dict[str, list[RunMeasures]], axis: str) -> Verdict | None:
@@ -223,9 +234,9 @@ def verdict(ranked: pd.DataFrame, runs: dict[str, list[RunMeasures]], axis: str)
         return None
     leader, runner_up = ranked.index[:2]
     evidence = paired_evidence(runs[leader], runs[runner_up], RANKED_BY[axis])
-    unresolved = any(not run.resolved for name in (leader, runner_up) for run in runs[name])
+    problems = tuple(sorted({run.problem for name in (leader, runner_up) for run in runs[name] if run.problem}))
     return Verdict(leader, runner_up, evidence, leader if Ratio(1).judge(evidence) == REPRODUCED else None,
-                   unresolved)
+                   problems)
 
 
 def tuning_gain(runs: dict[str, list[RunMeasures]], axis: str) -> dict[str, tuple[str, str, object]]:
@@ -236,5 +247,9 @@ def tuning_gain(runs: dict[str, list[RunMeasures]], axis: str) -> dict[str, tupl
         pair = [runs.get(label(name, variant), []) for variant in ("efficiency", "acceptance")]
         if not all(pair):
             continue
-        out[name] = (_setting(pair[1]), _setting(pair[0]), paired_evidence(*pair, measure))
+        parameter = tuned_parameter(name)
+        chosen = [{run.replicate: run.kernel[parameter] for run in measured} for measured in pair]
+        changed = sum(chosen[0][r] != chosen[1].get(r) for r in chosen[0])
+        out[name] = (_setting(pair[1]), f"{_setting(pair[0])} (changed on {changed} of {len(chosen[0])} seeds)",
+                     paired_evidence(*pair, measure))
     return dict(sorted(out.items()))

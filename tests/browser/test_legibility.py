@@ -1,0 +1,141 @@
+"""Every preset legible at a glance on a projector (1280 × 720) and in a narrow window (1000 px).
+
+For each preset the page loads it, takes a step and reads the plots the browser
+drew from Bokeh's views (``LEGIBILITY_JS``): no legend box over a glyph's
+bounding box or wider than its plot, no title or axis label wider than its plot, no tick label in
+"e+" notation nor two alike, a colour key beside every image, and the state and the trace
+within the first screen, without scrolling. Every defect of every preset is
+collected, then reported together.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from .conftest import CHROMIUM, TIMEOUT_MS
+
+if not os.path.exists(CHROMIUM):
+    pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium chromium-driver)", allow_module_level=True)
+
+from playwright.sync_api import Page, expect  # noqa: E402
+
+pytestmark = pytest.mark.browser
+
+PRESETS = json.loads((Path(__file__).resolve().parents[2] / "assets" / "presets.json").read_text(encoding="utf-8"))
+#: Pixels a box may reach into another before it counts as over it (anti-aliasing, borders).
+SLACK = 2
+
+#: Whether the trace's source holds a point (``lp0``: log p̃ of chain 0 or, with one chain, its mean).
+TRACE_DRAWN_JS = """
+() => Bokeh.documents[0].views_manager.query(view => Array.isArray(view.model.renderers)).some(view =>
+  view.model.renderers.some(r => r.data_source && r.data_source.data.lp_mean && r.data_source.data.lp_mean.length > 0))
+"""
+
+#: The legibility defects of the plots shown, as sentences. Reads Bokeh's views of the plots on the page (only
+#: those with a size: a hidden or collapsed card's plots have none).
+LEGIBILITY_JS = """
+(slack) => {
+  const doc = Bokeh.documents[0];
+  const problems = [];
+  const font = (text) => `${text.text_font_style} ${text.text_font_size} ${text.text_font}`;
+  const canvas = document.createElement("canvas").getContext("2d");
+  const width = (text, f) => { canvas.font = f; return Math.max(...String(text).split("\\n").map(l => canvas.measureText(l).width)); };
+  const overlap = (a, b) => a.x0 < b.x1 - slack && b.x0 < a.x1 - slack && a.y0 < b.y1 - slack && b.y0 < a.y1 - slack;
+  const visible = (view) => { const r = view.el.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
+  const query = (test) => Array.from(doc.views_manager.query(test)).filter(visible);  // query gives an iterator
+  const plots = query(view => view.model.type === "Figure" || view.model.type === "Plot");
+  const keys = query(view => typeof view.model.text === "string" && view.model.text.includes("background:"))
+    .map(view => view.el.getBoundingClientRect());
+  let state = null, trace = null;
+  for (const view of plots) {
+    const plot = view.model, title = plot.title ? plot.title.text : "";
+    const name = `"${title || plot.yaxis?.[0]?.axis_label || "untitled"}"`.replace(/\\n/g, " ");
+    const frame = view.frame.bbox;
+    const box = view.el.getBoundingClientRect();
+    if (title === "current state") state = box;
+    const glyphs = [];
+    for (const rv of view.renderer_views.values()) {
+      const model = rv.model;
+      if (model.type === "GlyphRenderer" && model.visible && rv.glyph && rv.glyph.index) {
+        const b = rv.glyph.bounds();
+        if (!Number.isFinite(b.x0) || !Number.isFinite(b.y0)) continue;
+        const xs = [b.x0, b.x1].map(x => rv.coordinates.x_scale.compute(x));
+        const ys = [b.y0, b.y1].map(y => rv.coordinates.y_scale.compute(y));
+        glyphs.push({x0: Math.max(frame.x0, Math.min(...xs)), x1: Math.min(frame.x1, Math.max(...xs)),
+                     y0: Math.max(frame.y0, Math.min(...ys)), y1: Math.min(frame.y1, Math.max(...ys))});
+        if (model.data_source.data && model.data_source.data.lp_mean) trace = box;
+      }
+    }
+    let colourBar = false;
+    for (const rv of view.renderer_views.values()) {
+      const model = rv.model;
+      if (model.type === "Legend" && model.visible && rv.bbox && model.items.some(i => i.visible) &&
+          glyphs.some(g => g.x1 > g.x0 && g.y1 > g.y0 && overlap(rv.bbox, g))) {
+        problems.push(`${name}: its legend lies on the curves`);
+      }
+      if (model.type === "Legend" && model.visible && rv.bbox && (rv.bbox.x0 < -slack || rv.bbox.x1 > box.width + slack)) {
+        problems.push(`${name}: its legend is wider than the plot`);
+      }
+      colourBar = colourBar || model.type === "ColorBar";
+    }
+    if (title && width(title, font(plot.title)) > box.width - frame.x0 + slack) {
+      problems.push(`${name}: its title is wider than the plot`);
+    }
+    for (const av of view.axis_views) {
+      const axis = av.model, horizontal = av.dimension === 0;
+      const room = horizontal ? frame.width : frame.height;
+      if (axis.visible && axis.axis_label && width(axis.axis_label, font({text_font_style: axis.axis_label_text_font_style,
+          text_font_size: axis.axis_label_text_font_size, text_font: axis.axis_label_text_font})) > room + slack) {
+        problems.push(`${name}: its axis label "${axis.axis_label}" is longer than the axis`);
+      }
+      if (!axis.visible || !axis.major_label_text_font_size) continue;
+      const ticks = av.tick_coords.major[av.dimension];
+      const labels = ticks.length ? av.compute_labels(ticks).items.map(item => String(item.text ?? "")) : [];
+      const exponent = labels.find(label => /e[+-]?\\d/.test(label));
+      if (exponent) problems.push(`${name}: tick label "${exponent}"`);
+      if (new Set(labels).size < labels.length) problems.push(`${name}: two ticks read the same (${labels})`);
+    }
+    const images = [...view.renderer_views.values()].some(rv => rv.model.type === "GlyphRenderer" &&
+      rv.model.glyph.type === "Image");
+    const keyNear = keys.some(k => k.top >= box.top - slack &&
+      k.left < box.right && k.right > box.left);
+    if (images && !colourBar && !keyNear) problems.push(`${name}: an image without a colour key`);
+  }
+  const inScreen = (b) => b && b.top >= 0 && b.left >= 0 && b.bottom <= innerHeight + slack && b.right <= innerWidth + slack;
+  if (!inScreen(state)) problems.push("the state is not in the first screen");
+  if (!inScreen(trace)) problems.push("the trace is not in the first screen");
+  return problems;
+}
+"""
+
+
+def legibility_problems(page: Page) -> list[str]:
+    """The legibility defects of the page as it shows now (``LEGIBILITY_JS``), scrolled to the top."""
+    page.evaluate("() => { for (const el of document.querySelectorAll('*')) el.scrollTop = 0; }")
+    return page.evaluate(LEGIBILITY_JS, SLACK)
+
+
+def built_and_stepped(page: Page, entry: dict) -> None:
+    """Load the preset ``entry``, wait until its run is built, take a step and wait until it is drawn."""
+    page.get_by_label("Preset", exact=True).select_option(label=entry["name"])
+    expect(page.get_by_text(entry["description"][:40])).to_be_visible()
+    page.get_by_role("button", name="Load preset", exact=True).click()
+    expect(page.get_by_label("Target", exact=True)).to_have_value(entry["config"]["target"])
+    expect(page.locator(".run-status")).to_contain_text("steps 0 ")
+    page.get_by_role("button", name="Step", exact=True).click()
+    expect(page.locator(".run-status")).not_to_contain_text("steps 0 ")
+    page.wait_for_function(TRACE_DRAWN_JS, timeout=TIMEOUT_MS)
+
+
+@pytest.mark.parametrize("width, height", [(1280, 720), (1000, 720)])
+def test_every_preset_is_legible(page: Page, width: int, height: int):
+    page.set_viewport_size({"width": width, "height": height})
+    problems = []
+    for entry in PRESETS:
+        built_and_stepped(page, entry)
+        problems += [f"{entry['name']} at {width} px: {problem}" for problem in legibility_problems(page)]
+    assert not problems, "\n".join(problems)
