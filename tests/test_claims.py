@@ -216,10 +216,27 @@ def test_the_recorded_audit_is_complete_and_decided_by_the_rules():
 def test_every_recorded_quote_is_the_papers_own_words():
     papers = {"LSB": "lsb-local-self-balancing.txt", "Intracluster": "intracluster-moves.txt",
               "OPAD": "opad-optimal-particle-approximation.txt"}
-    texts = {paper: _words((PAPERS / name).read_text(encoding="utf-8")) for paper, name in papers.items()}
+    texts = {paper: _words(_symbols((PAPERS / name).read_text(encoding="utf-8"))) for paper, name in papers.items()}
     for row in _recorded()["claims"]:
         for fragment in filter(None, (_words(part) for part in row["quote"].split("…"))):
             assert fragment in texts[row["paper"]], (row["where"], fragment)
+
+
+#: The plain-text papers' renderings of their mathematics (glyphs, then the LaTeX) → the symbols quotes use.
+MATH = {"t𝑡\\sqrt{t}": "√t", "max{1,t}1𝑡\\max\\{1,t\\}": "max{1,t}"}
+
+
+def _symbols(text: str) -> str:
+    for rendered, symbol in MATH.items():
+        text = text.replace(rendered, symbol)
+    return text
+
+
+def test_every_recorded_replay_is_a_preset():
+    from dashboard.model.presets import load_presets
+
+    named = {row["replay"] for row in _recorded()["claims"] if row["replay"]}
+    assert named and named <= set(load_presets())
 
 
 def _words(text: str) -> str:

@@ -4,7 +4,6 @@ a crash), its quotes held to the paper's words, its replays to the presets."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -19,8 +18,6 @@ from samplers.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, ratio_ev
 
 from .stored import DictStore
 
-ROOT = Path(__file__).resolve().parents[1]
-PAPER = ROOT.parent / "shared" / "papers" / "intracluster-moves.txt"
 SEEDS, IM_MOVES, KAWASAKI_MOVES, SECONDS = 5, 400, 4000, 1.0
 
 
@@ -176,15 +173,3 @@ def test_the_trials_are_one_per_seed_and_record_cpu_time_and_evaluations():
 def _normalised(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
-
-@pytest.mark.skipif(not PAPER.exists(), reason="the paper's text is not beside the project")
-def test_every_quote_is_the_papers_words():
-    paper = _normalised(PAPER.read_text())
-    for claim in audit.claims(ARGS, DictStore({})):
-        for piece in claim.quote.split("…"):
-            assert _normalised(piece) in paper, piece
-
-
-def test_every_replay_is_a_preset():
-    names = {preset["name"] for preset in json.loads((ROOT / "assets" / "presets.json").read_text())}
-    assert {figure.replay for figure in audit.FIGURES} <= names

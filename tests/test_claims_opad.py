@@ -4,12 +4,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import re
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from benchmarks import claims_opad
 from benchmarks.claims_opad import (PANELS, ExtraEvaluations, audit_runs, claims, cost_runs, half_decades,
@@ -21,8 +19,6 @@ from sweeps.perform import checkpoints
 
 from .stored import DictStore
 
-ROOT = Path(__file__).resolve().parents[1]
-PAPER = ROOT.parent / "shared" / "papers" / "opad-optimal-particle-approximation.txt"
 CHAINS = 4
 
 
@@ -179,22 +175,6 @@ def test_a_store_that_evaluated_the_target_would_be_counted(monkeypatch):
     monkeypatch.setattr(ParticleStore, "update", evaluating)
     result = tiny_task().perform(0)
     assert result["fed_evaluations"] - result["plain_evaluations"] == 60 * 3
-
-
-# -- the paper's words and the presets ------------------------------------------------------------------------
-@pytest.mark.skipif(not PAPER.exists(), reason="the paper's text is not in ../shared/papers")
-def test_every_quote_is_the_papers_words():
-    text = re.sub(r"\s+", " ", PAPER.read_text())
-    for quote in claims_opad.QUOTES.values():
-        for part in quote.split("…"):
-            assert re.sub(r"\s+", " ", part.strip()) in text, part
-
-
-def test_every_replay_is_a_preset():
-    names = {preset["name"] for preset in json.loads((ROOT / "assets" / "presets.json").read_text())}
-    args = options()
-    found = claims(args, stored(args, growing))
-    assert {claim.replay for claim in found} <= names and all(claim.replay for claim in found)
 
 
 def test_with_no_run_stored_every_claim_says_not_measured():
