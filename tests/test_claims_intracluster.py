@@ -5,7 +5,6 @@ a crash), its quotes held to the paper's words, its replays to the presets."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np

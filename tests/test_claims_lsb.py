@@ -4,7 +4,6 @@ quotes and presets."""
 
 import argparse
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
