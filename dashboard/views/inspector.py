@@ -45,13 +45,16 @@ PICTURE_TITLE = "log₁₀ proposal at x"
 STATE_TITLE = "state x before the move"
 PROPOSAL_PALETTE = "Viridis256"
 RING_COLOUR = "#ff006e"  # around a proposed site, over a white halo
-NUMBER_COLOURS = ("white", "#001219")  # the step numbers on the discs of the first and second walk (or a path)
+#: The step numbers on the discs, one colour for both walks' (dark on red and on cyan): a colour per mark would be
+#: a per-row array that Bokeh's text glyph, whose labels it builds asynchronously, can read past the end of when
+#: the marks change ("Offset is outside the bounds of the DataView").
+NUMBER_COLOUR = "#001219"
 PICTURE_SIDE = 320  # pixels of the picture's longer side (its height for an RBM's blocks)
 #: A ring's or disc's diameter in pixels: most of a cell, but never too small to find or to hold two digits.
 MARK_PIXELS = (16, 26)
 #: How far (in cells) a second walk's disc moves off a site the first walk flipped too, so that both show.
 SHARED_SITE_SHIFT = 0.3
-MARK_COLUMNS = ("x", "y", "label", "colour", "fill_alpha", "number_colour")
+MARK_COLUMNS = ("x", "y", "label", "colour", "fill_alpha")
 
 
 def _sites(sites: np.ndarray, name: Callable[[int], str], limit: int = 12) -> str:
@@ -126,15 +129,14 @@ def describe(inspection: ProposalInspection, name: Callable[[int], str] = lambda
     return "<br>".join(text)
 
 
-def _mark_columns(info: RunInfo, depth: int, sites: np.ndarray, labels: list[str], colour: str, filled: bool,
-                  number_colour: str = "white") -> dict:
+def _mark_columns(info: RunInfo, depth: int, sites: np.ndarray, labels: list[str], colour: str,
+                  filled: bool) -> dict:
     """One mark per site shown in the picture (a 3-D lattice: the shown slice's): a ring, or a disc with a label."""
     shown = in_slice(sites, info.image_shape, depth)
     x, y = info.cells(sites[shown], depth)
     count = x.size
     return {"x": x.tolist(), "y": y.tolist(), "label": [label for label, keep in zip(labels, shown) if keep],
-            "colour": [colour] * count, "fill_alpha": [1.0 if filled else 0.0] * count,
-            "number_colour": [number_colour] * count}
+            "colour": [colour] * count, "fill_alpha": [1.0 if filled else 0.0] * count}
 
 
 def marks(inspection: ProposalInspection, info: RunInfo, depth: int = 0) -> dict:
@@ -146,9 +148,9 @@ def marks(inspection: ProposalInspection, info: RunInfo, depth: int = 0) -> dict
         return _mark_columns(info, depth, sites, [""] * sites.size, RING_COLOUR, filled=False)
     walks = (path,) if inspection.kind == "path" else (path[:path.size // 2], path[path.size // 2:])
     columns, first_step, earlier = {name: [] for name in MARK_COLUMNS}, 1, np.array([], dtype=np.int64)
-    for walk, colour, number_colour in zip(walks, WALK_COLOURS, NUMBER_COLOURS):
+    for walk, colour in zip(walks, WALK_COLOURS):
         sites, labels = step_labels(walk, first_step)
-        part = _mark_columns(info, depth, sites, labels, colour, True, number_colour)
+        part = _mark_columns(info, depth, sites, labels, colour, True)
         shift = SHARED_SITE_SHIFT * np.isin(sites[in_slice(sites, info.image_shape, depth)], earlier)
         part["x"] = (np.asarray(part["x"]) + shift).tolist()
         part["y"] = (np.asarray(part["y"]) + shift).tolist()
@@ -177,7 +179,7 @@ class InspectorView(LiveView):
                                  fill_alpha="fill_alpha", line_color="white", line_width=4)
         self._ring = fig.scatter(x="x", y="y", marker="circle", source=self.marks, fill_alpha=0,
                                  line_color="colour", line_width=2.5)
-        fig.text(x="x", y="y", text="label", source=self.marks, text_color="number_colour", text_align="center",
+        fig.text(x="x", y="y", text="label", source=self.marks, text_color=NUMBER_COLOUR, text_align="center",
                  text_baseline="middle", text_font_size="10px", text_font_style="bold")
         self.key = pn.pane.HTML("", width=KEY_PIXELS, visible=False)  # not stretched: the scatter stays beside
         self.text = pn.pane.HTML("Step the run (or Start it) to see its moves.", sizing_mode="stretch_width",
