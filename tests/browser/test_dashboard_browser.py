@@ -858,8 +858,13 @@ def run_pause_and_read_status(page: Page, name: str, config: dict) -> str:
     load_preset(page, name)
     wait_for(lambda: session_status(config), lambda measured: measured is not None, what=f"the run of {name}")
     expect(page.get_by_text(NOT_LOADED)).to_be_hidden()
+    expect(select(page, "Target")).to_have_value(config["target"])  # the page shows the new run
+    wait_for(lambda: steps_shown(page), lambda shown: shown == 0, what=f"{name} at step 0")
     button(page, "Start").click()
-    wait_for(lambda: steps_shown(page), lambda shown: shown > 0, what=f"{name} to take steps")
+    # OPAD's presets enumerate the exact posterior (2^20 models for variable selection) before the first step:
+    # minutes on a loaded machine
+    wait_for(lambda: steps_shown(page), lambda shown: shown > 0, timeout=5 * TIMEOUT_MS / 1000,
+             what=f"{name} to take steps")
     button(page, "Pause").click()
     wait_for(lambda: session_status(config), lambda measured: measured.phase == "paused", what=f"{name} to pause")
     printed, _ = wait_for(lambda: (status(page).inner_text(), session_status(config)), lambda pair: status_agrees(*pair),
