@@ -16,3 +16,4 @@ def tiny_target(request):
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+

@@ -118,9 +118,12 @@ def server_url():
         server.join(timeout=30)  # stop() returns early; join before anything else touches pn.state
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser():
-    """Headless Debian Chromium (playwright gives it a fresh temporary profile directory)."""
+    """Headless Debian Chromium (playwright gives it a fresh temporary profile directory), closed once the browser
+    tests are done: playwright's synchronous API keeps an asyncio loop registered as running in the main thread
+    while it is open, and Panel would hand the other tests' asynchronous callbacks to that loop, where they never
+    run."""
     from playwright.sync_api import expect, sync_playwright
 
     expect.set_options(timeout=TIMEOUT_MS)
