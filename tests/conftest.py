@@ -16,4 +16,3 @@ def tiny_target(request):
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
-
