@@ -333,6 +333,58 @@ def test_an_invalid_change_keeps_the_current_run(client):
     assert client.error == "" and client.info.dim == 6 and client.info.target_name == "ising1d"
 
 
+class HeldBack:
+    """A worker's pipe whose answers the test holds back until it lets them through all at once (as when a page
+    update comes late: a page loaded while its default run was still being built)."""
+
+    def __init__(self, connection):
+        self.connection, self.held = connection, []
+
+    def hold_until(self, condition, timeout: float = TIMEOUT) -> None:
+        """Read the worker's answers (kept for later) until ``condition(answers)`` holds."""
+        end = time.monotonic() + timeout
+        while not condition(self.held):
+            assert self.connection.poll(max(0.0, end - time.monotonic())), f"the worker answered only {self.held}"
+            self.held.append(self.connection.recv())
+
+    def poll(self, timeout: float = 0.0) -> bool:
+        return bool(self.held) or self.connection.poll(timeout)
+
+    def recv(self):
+        return self.held.pop(0) if self.held else self.connection.recv()
+
+    def send(self, message) -> None:
+        self.connection.send(message)
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def test_one_poll_brings_at_most_one_new_run_to_the_page():
+    """Two runs built before the page's next update (a file loaded while the default run was being built): one
+    poll hands over the first, the next poll the second. Views rebuilt for two runs in one page update sent the
+    browser models it had not been sent ("reference … isn't known"), and the sidebar and the address kept the
+    old run while the new one ran (issue 34, item 6)."""
+    engine = Engine(in_process=True)
+    client = RunClient(engine, small_config(seed=1))
+    try:
+        second = small_config(seed=2, n_chains=5)
+        assert client.apply(second)
+        pipe = HeldBack(client._handle.connection)
+        client._handle.connection = pipe
+        pipe.hold_until(lambda answers: sum(kind == "info" for kind, *_ in answers) == 2)
+        runs_per_poll = []
+        client.param.watch(lambda event: runs_per_poll[-1].append(event.new.n_chains), "info")
+        for _ in range(2):
+            runs_per_poll.append([])
+            client.poll()
+        assert runs_per_poll == [[3], [5]]
+        assert client.config is second and not client.building
+    finally:
+        client.close()
+        engine.shutdown()
+
+
 def test_a_configuration_over_the_budget_is_refused_at_once_and_the_run_goes_on():
     engine = Engine(Budget(run_bytes=50 * check(small_config(), Budget()).total), in_process=True)
     client = RunClient(engine, small_config())

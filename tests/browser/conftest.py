@@ -16,6 +16,7 @@ closes because the server checks for unused sessions every 500 ms.
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import time
 import urllib.error
@@ -41,6 +42,19 @@ APP_PATH = Path(__file__).resolve().parents[2] / "app.py"
 TIMEOUT_MS = 60_000
 #: How long the server keeps a session without connections (ms) and how often it checks.
 SESSION_LIFETIME_MS = 500
+
+
+def require_chromium() -> None:
+    """Skip the calling test module when ``/usr/bin/chromium`` is missing, except when the ``CI`` environment
+    variable is set: there a missing browser is an error (``.ci/run`` installs Debian's chromium). Call it at the
+    top of a browser test module, before it imports playwright."""
+    if os.path.exists(CHROMIUM):
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"CI is set but {CHROMIUM} is missing: install Debian's chromium "
+                    "(apt-get install -y chromium chromium-driver)", pytrace=False)
+    pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium chromium-driver); "
+                "set CI to make this an error", allow_module_level=True)
 
 
 def _free_port() -> int:

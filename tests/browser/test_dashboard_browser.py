@@ -28,14 +28,9 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import CHROMIUM, TIMEOUT_MS
+from .conftest import TIMEOUT_MS, require_chromium
 
-if not os.path.exists(CHROMIUM):
-    if os.environ.get("CI"):
-        pytest.fail(f"CI is set but {CHROMIUM} is missing: install Debian's chromium "
-                    "(apt-get install -y chromium chromium-driver)", pytrace=False)
-    pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium chromium-driver); "
-                "set CI to make this an error", allow_module_level=True)
+require_chromium()
 
 from playwright.sync_api import Page, expect  # noqa: E402
 

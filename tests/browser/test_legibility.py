@@ -11,15 +11,13 @@ collected, then reported together.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
-from .conftest import CHROMIUM, TIMEOUT_MS
+from .conftest import TIMEOUT_MS, require_chromium
 
-if not os.path.exists(CHROMIUM):
-    pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium chromium-driver)", allow_module_level=True)
+require_chromium()
 
 from playwright.sync_api import Page, expect  # noqa: E402
 
