@@ -6,7 +6,7 @@ page shows its last recorded run — ``assets/paper_claims.json``, written by
 and a digest of the sources it measured (a test fails when the code has
 changed since). One row per claim: the verdict (coloured), where in the paper,
 the claim and the axis its sentence names, and the three columns of evidence —
-the paper's number, the authors' code, ours — each with its own verdict; the
+the paper's number, the authors' code, ours, the last two with their own verdicts; the
 paper's sentence, the rule, the fair axes, why, and a link that replays the
 claim's preset open on demand. Nothing here runs a sampler; every recorded
 text is escaped.
@@ -101,12 +101,14 @@ def replay_links(rows: list[dict]) -> dict[str, str]:
 
 
 def provenance(record: dict) -> str:
-    """One sentence: when and with which settings the table was measured, on which sources."""
-    settings = ", ".join(f"{key} {value}" for key, value in record.get("settings", {}).items())
-    return (f"Measured {str(record.get('measured', '?'))[:10]} by `python -m benchmarks paper_claims` ({settings}) "
-            f"on the sources with digest `{str(record.get('digest', '?'))[:12]}` (a test fails when the samplers, "
-            "targets or audit change without a new record). `python -m benchmarks paper_claims --record 1` "
-            "measures it again.")
+    """One sentence (HTML, the record's values escaped): when and with which settings the table was measured, on
+    which sources."""
+    settings = html.escape(", ".join(f"{key} {value}" for key, value in record.get("settings", {}).items()))
+    measured, digest = (html.escape(str(record.get(key, "?"))[:size]) for key, size in (("measured", 10),
+                                                                                         ("digest", 12)))
+    return (f"<p>Measured {measured} by <code>python -m benchmarks paper_claims</code> ({settings}) on the sources "
+            f"with digest <code>{digest}</code> (a test fails when the samplers, targets or audit change without a "
+            "new record). <code>python -m benchmarks paper_claims --record 1</code> measures it again.</p>")
 
 
 class ClaimsCard(pn.viewable.Viewer):
@@ -119,15 +121,17 @@ class ClaimsCard(pn.viewable.Viewer):
             "Each claim is the paper's sentence, judged on the axis it names by one rule (over at least 5 "
             "independent seeds): **reproduced**, **weaker than claimed**, **inconclusive** or **not reproduced**. "
             "Three columns of evidence: the paper's number, the authors' own code run as published, and ours; the "
-            "row's verdict is the weakest of them. *details* shows the sentence, the rule and a replay link.",
+            "row's verdict is the weakest of the last two, or *inconclusive* when ours ran on a stand-in "
+            "for the paper's model not shown equivalent. *details* shows the sentence, the rule and a replay link.",
             sizing_mode="stretch_width")
         try:
             record = json.loads(self.path.read_text(encoding="utf-8"))
             rows = record["claims"]
             table = claims_table(rows, replay_links(rows))
+            measured = provenance(record)
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
             return pn.Column(intro, pn.pane.Alert(
                 f"No recorded audit to show ({type(error).__name__}). Make one with "
                 "`python -m benchmarks paper_claims --record 1`.", alert_type="warning"), sizing_mode="stretch_width")
-        return pn.Column(intro, pn.pane.Markdown(provenance(record), sizing_mode="stretch_width"),
+        return pn.Column(intro, pn.pane.HTML(measured, sizing_mode="stretch_width"),
                          pn.pane.HTML(table, sizing_mode="stretch_width"), sizing_mode="stretch_width")

@@ -16,7 +16,7 @@ that a file at the size limit never stalls the server for other sessions.
 from __future__ import annotations
 
 import asyncio
-import binascii
+import functools
 import io
 import math
 import time
@@ -31,7 +31,7 @@ import targets
 
 from .forms import ParamForm
 from .plain import plain
-from .model.uploads import format_bytes
+from .model.uploads import excerpt, format_bytes
 from .model.client import RunClient
 from .model.comparison import AXES
 from .model.config import MAX_CONFIG_BYTES, RunConfig
@@ -65,11 +65,28 @@ async def off_the_loop(function, *args):
     return await asyncio.get_running_loop().run_in_executor(_READERS, function, *args)
 
 
+def _refused_unless_read(read):
+    """``read`` (a reader of an uploaded file) with every error it raises a ``ValueError`` that says why: a
+    hostile file may break a library's reader in ways nobody listed, and its refusal still reaches the page."""
+    @functools.wraps(read)
+    def reading(*args):
+        try:
+            return read(*args)
+        except ValueError:
+            raise
+        except Exception as error:
+            raise ValueError(f"the file could not be read ({type(error).__name__}: {excerpt(str(error))})") from error
+
+    return reading
+
+
+@_refused_unless_read
 def _model_file(target: str, upload: dict, limits) -> dict:
     """The target parameters an uploaded model file holds (``ValueError`` if it is unusable)."""
     return parse_upload(target, upload.get("name", ""), LimitedFileInput.contents(upload), limits)
 
 
+@_refused_unless_read
 def _configuration(upload: dict) -> RunConfig:
     """The configuration an uploaded configuration file or stored run holds, checked (``ValueError`` if not)."""
     data = LimitedFileInput.contents(upload)
@@ -340,22 +357,28 @@ class Controls(pn.viewable.Viewer):
     async def _on_upload(self, event) -> None:
         """Run the uploaded file's model (read off the event loop); it is the file in use (Apply sends it) once
         its run is built."""
-        name = event.new.get("name", "")
+        name, target = event.new.get("name", ""), self.target.value
         try:
-            params = await off_the_loop(_model_file, self.target.value, event.new, self._limits)
+            params = await off_the_loop(_model_file, target, event.new, self._limits)
+            if event.new is not event.obj.upload:  # replaced by a later file while it was read: that one counts
+                return
+            if self.target.value != target:
+                raise ValueError(f"{excerpt(name, 60)} was read as a model of {target}, and the target is now "
+                                 f"{self.target.value}: upload it again for this target")
             config = self.draft(params)
-        except (ValueError, binascii.Error) as error:
-            self.client.error = str(error)
+        except ValueError as error:
+            if event.new is event.obj.upload:
+                self.client.error = str(error)
             return
-        if event.new is event.obj.upload:  # not replaced by a later file while it was read
-            self._apply_and_show(config, f"Using uploaded <b>{plain(name)}</b>.")
+        self._apply_and_show(config, f"Using uploaded <b>{plain(name)}</b>.")
 
     async def _on_import(self, event) -> None:
         """Run a configuration file or a stored run (read and checked off the event loop)."""
         try:
             config = await off_the_loop(_configuration, event.new)
-        except (ValueError, binascii.Error) as error:
-            self.client.error = str(error)
+        except ValueError as error:
+            if event.new is event.obj.upload:  # not replaced by a later file while it was read
+                self.client.error = str(error)
             return
         if event.new is event.obj.upload:
             self._apply_and_show(config)

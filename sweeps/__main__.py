@@ -51,7 +51,7 @@ def bakeoff_command(argv: list[str]) -> None:
     from . import bakeoff
 
     args = bakeoff_arguments(argv)
-    result = bakeoff(args.target, "all" if args.samplers == "all" else args.samplers.split(","), args.budget,
+    result = bakeoff(args.target, "all" if args.samplers == "all" else [name.strip() for name in args.samplers.split(",")], args.budget,
                      args.axis, args.seeds, chains=args.chains, statistic=args.statistic,
                      target_params=json.loads(args.target_params), seed=args.seed, results=args.results or None,
                      workers=args.workers, scheduler=args.scheduler or None)

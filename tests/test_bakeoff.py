@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import samplers
@@ -18,8 +19,8 @@ from sweeps import bakeoff
 from sweeps.__main__ import main
 from sweeps.bake_off import TargetSource, as_source
 from sweeps.bake_off.phases import tune
-from sweeps.bake_off.summary import MEASURES
-from sweeps.bake_off.task import BakeoffRun
+from sweeps.bake_off.summary import MEASURES, UNRESOLVED, RunMeasures, spread, verdict
+from sweeps.bake_off.task import BakeoffRun, label
 from tests.tiny import TINY_UAI
 
 #: Result entries that are measured times, the only ones two executions of a run may differ in.
@@ -137,3 +138,52 @@ def test_the_command_line_runs_end_to_end(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "| 1 |" in out and ("wins" in out or "tie:" in out)
     assert (tmp_path / "report" / "bakeoff.html").exists() and (tmp_path / "report" / "bakeoff.md").exists()
+
+
+def measured(sampler: str, rates, variant: str = "own", problems=()) -> list:
+    """Synthetic runs of ``sampler`` with these ESS rates per 1k evaluations (one per replicate)."""
+    problems = list(problems) or [""] * len(rates)
+    return [RunMeasures(label(sampler, variant), sampler, variant, replicate, {"ESS per 1k evals": rate},
+                        {}, {}, "", (np.zeros(0),) * 3, np.zeros(0), np.zeros(0), np.zeros((0, 1)),
+                        problem=problem)
+            for replicate, (rate, problem) in enumerate(zip(rates, problems))]
+
+
+def judged(*samplers_runs):
+    """The verdict on these runs, ranked as the table ranks them (geometric mean of the rates)."""
+    runs = {runs[0].label: runs for runs in samplers_runs}
+    ranked = sorted(runs, key=lambda name: -np.mean(np.log([run.values["ESS per 1k evals"] for run in runs[name]])))
+    return verdict(pd.DataFrame(index=pd.Index(ranked, name="sampler")), runs, "evaluations")
+
+
+def test_the_leader_wins_only_when_it_clears_every_other_sampler():
+    steady = [10, 10.2, 9.9, 10.1, 10]
+    erratic = measured("pas", [20, 0.5, 10, 0.25, 20])  # geometric mean 3: third, but not cleared by the leader
+    said = judged(measured("gibbs", steady), measured("metropolis", [5, 5.1, 4.9, 5, 5.05]), erratic)
+    assert said.winner is None and said.runner_up == "pas" and "tie: gibbs / pas" in said.sentence("ESS per 1k evals")
+    cleared = judged(measured("gibbs", steady), measured("metropolis", [5, 5.1, 4.9, 5, 5.05]),
+                     measured("pas", [2, 2.1, 1.9, 2, 2.05]))
+    assert cleared.winner == "gibbs" and cleared.runner_up == "metropolis"  # the closest of the two it clears
+
+
+def test_two_tunings_of_one_sampler_do_not_compete_with_each_other():
+    fast = [10, 10.2, 9.9, 10.1, 10]
+    said = judged(measured("dmala", fast, "efficiency"), measured("dmala", fast[::-1], "acceptance"),
+                  measured("gibbs", [1, 1.02, 0.99, 1.01, 1]))
+    assert said.winner == "dmala (efficiency-tuned)" and said.runner_up == "gibbs"
+
+
+def test_an_ess_as_large_as_its_draws_may_win_but_not_lose():
+    bound = [UNRESOLVED] * 5
+    leader = judged(measured("gibbs", [10, 10.2, 9.9, 10.1, 10], problems=bound),
+                    measured("metropolis", [5, 5.1, 4.9, 5, 5.05]))
+    assert leader.winner == "gibbs"  # its rate is at least this: the ratio can only be larger
+    runner_up = judged(measured("gibbs", [10, 10.2, 9.9, 10.1, 10]),
+                       measured("metropolis", [5, 5.1, 4.9, 5, 5.05], problems=bound))
+    assert runner_up.winner is None and not runner_up.evidence.decisive  # its rate may be far larger
+    assert "only bounds" in runner_up.sentence("ESS per 1k evals")
+
+
+def test_a_single_seed_has_no_interval():
+    centre, low, high = spread([5.0], rate=True)
+    assert centre == pytest.approx(5.0) and np.isnan(low) and np.isnan(high)

@@ -256,9 +256,10 @@ def test_the_sampler_accepts_intracluster_moves_at_the_exact_kernels_rate():
 
 
 # -- the dashboard's card ----------------------------------------------------------------------------------
-def _record(tmp_path, rows):
+def _record(tmp_path, rows, settings=None):
     path = tmp_path / "claims.json"
-    path.write_text(json.dumps({"settings": {"seeds": 5}, "digest": "0123456789abcdef", "commit": "abc1234",
+    path.write_text(json.dumps({"settings": {"seeds": 5} if settings is None else settings,
+                                "digest": "0123456789abcdef", "commit": "abc1234",
                                 "measured": "2026-11-24T07:00:00", "claims": rows}), encoding="utf-8")
     return path
 
@@ -280,8 +281,22 @@ def test_the_claims_card_shows_the_sentence_the_columns_and_the_verdicts_escaped
     assert COLOURS[NOT_REPRODUCED] in table and COLOURS[WEAKER] in table and COLOURS[REPRODUCED] in table
     assert "not reproduced (authors&#x27; code: not reproduced; ours: weaker than claimed)" in table
     assert table.count('href="?run=') == 1 and f"replay: {preset}" in table
-    text = " ".join(str(pane.object) for pane in card.select(pn.pane.Markdown))
+    text = " ".join(str(pane.object) for pane in card.select(pn.pane.HTML) if "<table" not in (pane.object or ""))
     assert "0123456789ab" in text and "2026-11-24" in text and "--record 1" in text and "abc1234" not in text
+
+
+def test_the_claims_cards_record_of_how_it_was_measured_is_text_and_a_malformed_one_is_said(tmp_path):
+    import panel as pn
+
+    from dashboard.claims import ClaimsCard
+
+    rows = [_claim().row()]
+    card = pn.panel(ClaimsCard(path=_record(tmp_path, rows, {"seeds": "[x](http://ev.il) <img src=//e.il>"})))
+    text = " ".join(str(pane.object) for pane in card.select(pn.pane.HTML) if "<table" not in (pane.object or ""))
+    assert "[x](http://ev.il) &lt;img src=//e.il&gt;" in text and "<img" not in text
+    assert not card.select(pn.pane.Markdown)[1:]  # the intro is the only Markdown: no recorded text is read as it
+    alerts = pn.panel(ClaimsCard(path=_record(tmp_path, rows, [1]))).select(pn.pane.Alert)
+    assert alerts and RECORD_COMMAND in alerts[0].object  # settings that are no mapping: said, not raised
 
 
 def test_the_claims_card_says_how_to_make_a_record_when_there_is_none(tmp_path):

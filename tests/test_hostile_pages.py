@@ -9,20 +9,24 @@ leave the page saying a refused file is in use.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import html
 import io
 import json
+import threading
 import zlib
 from html.parser import HTMLParser
+from types import SimpleNamespace
 
 import numpy as np
+import param
 import pytest
 
 from dashboard.explorer import open_link
 from dashboard.model.config import RunConfig
 from dashboard.model.links import link_query
-from tests.explorer_driver import built, make_explorer, settle, upload
+from tests.explorer_driver import TIMEOUT, built, make_explorer, settle, upload
 from tests.tiny import TINY_UAI
 
 #: Markdown and HTML that would fetch an address or plant a link if a pane read it as markup.
@@ -183,3 +187,69 @@ def test_an_error_clears_when_a_later_start_or_step_succeeds(explorer, action):
     getattr(client, action)()
     settle(explorer, lambda: client.status.n_steps > 0)
     assert not explorer.controls.alert.visible and client.error == ""
+
+
+# -- every reader's failure reaches the page --------------------------------------------------------------
+def stored_run_archive(**entries) -> bytes:
+    """A compressed .npz archive shaped as a stored sweep run (``spec`` and ``sampler_seed`` entries)."""
+    archive = io.BytesIO()
+    np.savez_compressed(archive, spec=np.array(json.dumps({"config": small_config().to_dict()})), **entries)
+    return archive.getvalue()
+
+
+def corrupted(archive: bytes) -> bytes:
+    """``archive`` (written compressed) with the deflate stream of its first entry broken (zlib.error)."""
+    broken = bytearray(archive)
+    start = 30 + int.from_bytes(archive[26:28], "little") + int.from_bytes(archive[28:30], "little")
+    broken[start:start + 8] = b"\xff" * 8
+    return bytes(broken)
+
+
+@pytest.mark.parametrize("data, reason", [
+    (stored_run_archive(sampler_seed=np.array(np.inf)), "OverflowError"),
+    (corrupted(stored_run_archive(sampler_seed=np.array(3))), "not a readable stored run (zlib.error)"),
+])
+def test_a_hostile_stored_run_is_refused_in_the_page(explorer, data, reason):
+    upload(explorer.controls.import_config, "run.npz", data)
+    alert_shows(explorer, reason)
+    assert explorer.client.config.to_dict() == small_config().to_dict()
+
+
+def test_a_reader_failing_in_a_way_nobody_listed_is_refused_in_the_page(explorer, monkeypatch):
+    def broken(data):
+        raise ZeroDivisionError("a reader's own bug")
+
+    monkeypatch.setattr("dashboard.controls.config_from_stored_run", broken)
+    upload(explorer.controls.import_config, "run.npz", stored_run_archive(sampler_seed=np.array(3)))
+    alert_shows(explorer, "the file could not be read (ZeroDivisionError: a reader's own bug)")
+
+
+def test_a_model_file_read_for_a_target_since_changed_is_not_run_under_the_new_one(explorer, monkeypatch):
+    """The target is switched while a model file is read off the loop: the file is refused, not run as a model of
+    the new target. (Served, the reader runs while the page goes on; here the handler runs on a loop of its own,
+    in a thread, so that the test can change the target meanwhile.)"""
+    from dashboard.model.uploads import parse_upload
+
+    reading, release = threading.Event(), threading.Event()
+
+    def slow(*args):
+        reading.set()
+        assert release.wait(TIMEOUT)
+        return parse_upload(*args)
+
+    monkeypatch.setattr("dashboard.controls.parse_upload", slow)
+    controls, client = explorer.controls, explorer.client
+    controls.target.value, controls.sampler.value = "markov_network", "gibbs"
+    before = client.config
+    chosen = {"name": "tiny.uai", "data": base64.b64encode(TINY_UAI.encode()).decode(), "serial": 1}
+    with param.discard_events(controls.upload):
+        controls.upload.upload = chosen
+    handler = threading.Thread(target=asyncio.run, args=(
+        controls._on_upload(SimpleNamespace(new=chosen, obj=controls.upload)),))
+    handler.start()
+    assert reading.wait(TIMEOUT)
+    controls.target.value = "boltzmann"  # while the file is being read
+    release.set()
+    handler.join(TIMEOUT)
+    alert_shows(explorer, "was read as a model of markov_network, and the target is now boltzmann")
+    assert client.config is before and not client.building

@@ -48,5 +48,16 @@ def preset_of(config: RunConfig | None, presets: dict[str, Preset]) -> str:
     """The name of the preset whose run ``config`` is: the first with the same ``run_key`` ('' when none is)."""
     if config is None:
         return ""
+    candidates = [(name, preset.run_config()) for name, preset in presets.items()]
+    candidates = [(name, other) for name, other in candidates if _alike(config, other)]
+    if not candidates:  # the usual case of an edited or uploaded run: its arrays are never serialised
+        return ""
     key = run_key(config)
-    return next((name for name, preset in presets.items() if run_key(preset.run_config()) == key), "")
+    return next((name for name, other in candidates if run_key(other) == key), "")
+
+
+def _alike(config: RunConfig, other: RunConfig) -> bool:
+    """The cheap part of ``run_key``'s comparison: the same names, sizes and seed, and the same target parameters."""
+    return (config.target, config.sampler, config.n_chains, config.seed, config.statistic) == \
+        (other.target, other.sampler, other.n_chains, other.seed, other.statistic) and \
+        config.target_params.keys() == other.target_params.keys()

@@ -20,7 +20,7 @@ import zipfile
 import numpy as np
 
 from .config import RunConfig
-from .uploads import excerpt, format_bytes
+from .uploads import ZIP_ERRORS, excerpt, format_bytes
 
 #: Largest uncompressed size of the entries read from a stored run.
 MAX_ENTRY_BYTES = 1_000_000
@@ -49,8 +49,10 @@ def config_from_stored_run(data: bytes) -> RunConfig:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             spec, seed = json.loads(_entry(archive, "spec")), int(_entry(archive, "sampler_seed"))
-    except (zipfile.BadZipFile, json.JSONDecodeError, TypeError, OSError) as error:
-        raise ValueError(f"this file is not a readable stored run ({type(error).__name__})") from None
+    except (*ZIP_ERRORS, json.JSONDecodeError, TypeError) as error:  # whatever a hostile archive raises
+        kind = type(error)
+        named = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+        raise ValueError(f"this file is not a readable stored run ({named})") from None
     if not isinstance(spec, dict) or not isinstance(spec.get("config"), dict):
         raise ValueError("this stored run has no configuration")
     if spec.get("start", "random") != "random":

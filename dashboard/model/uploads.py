@@ -163,7 +163,7 @@ def _network_from_uai(filename: str, data: bytes) -> dict:
 
 # -- .npz -----------------------------------------------------------------------------------------
 #: Errors that reading a malformed or hostile zip archive may raise.
-_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, RuntimeError, NotImplementedError,
+ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, RuntimeError, NotImplementedError,
                zlib.error, lzma.LZMAError, struct.error, KeyError, IndexError, OverflowError)
 
 
@@ -200,7 +200,7 @@ def _couplings_from_npz(filename: str, data: bytes, limits: UploadLimits) -> dic
         raise ValueError(str(error)) from None
     except ValueError as error:  # from numpy's .npy reader, e.g. a malformed header (which it quotes)
         raise ValueError(f"{filename}: {excerpt(error)}") from None
-    except _ZIP_ERRORS as error:
+    except ZIP_ERRORS as error:
         raise ValueError(f"{filename}: not a readable .npz archive ({excerpt(error)})") from None
     return params
 

@@ -3,12 +3,12 @@
 The text (``text``) holds the table (each measure as mean [low, high] over
 seeds), the verdict in the strict vocabulary ("wins" or "tie"), the
 equilibrium reference, how the efficiency tuning changed each tuned sampler's
-ESS rate against the acceptance (DISCS) tuning, every frozen kernel (seed 0's,
+ESS rate against the acceptance (DISCS) tuning, every frozen kernel (the first seed's,
 JSON: ``samplers.make(sampler, target, **kernel)`` replays it; every seed's is
 stored with its run), and the samplers skipped with why. The page
 (``figures``, written by ``save`` as ``benchmarks.lsb_runs.save`` does) draws
 ESS per evaluation and per CPU second with their intervals, the chains' mean
-statistic against the axis (seed 0, the reference as a line), and the tuning
+statistic against the axis (the first seed, the reference as a line), and the tuning
 curves: ESJD per unit of the axis against the tuned value relative to the
 acceptance-tuned one (1 = DISCS's setting).
 """
@@ -51,20 +51,32 @@ def table_text(result) -> str:
              "|---|---|" + "---|" * len(columns)]
     for rank, (name, row) in enumerate(frame.iterrows(), start=1):
         cells = [row["setting"]] + [_cell(row[m], row[f"{m} low"], row[f"{m} high"]) for m in MEASURES]
-        flag = f" ({row['ESS not usable']} of {row['seeds']} ESS not usable)" if row["ESS not usable"] else ""
+        if row["equilibrium censored"] and math.isfinite(row["equilibrium"]):
+            cells[1 + MEASURES.index("equilibrium")] += (f" ({row['equilibrium censored']} of {row['seeds']} never "
+                                                         "there: counted at the run's length)")
+        flags = [f"{row[column]} of {row['seeds']} {column}" for column in ("ESS not usable", "ESS a lower bound")
+                 if row[column]]
+        flag = f" ({'; '.join(flags)})" if flags else ""
         lines.append(f"| {rank} | {name}{flag} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def text(result) -> str:
     """The whole report as text (module docstring)."""
+    tuning = [run.tuning_used / run.used for runs in result.runs.values() for run in runs if run.used > 0]
+    spent = (f"tuning before it: {min(tuning):.0%}–{max(tuning):.0%} of that more, as each sampler needed, at most "
+             f"{result.tuning_share:.0%}" if tuning else f"tuning before it: at most {result.tuning_share:.0%} more")
     lines = [f"Bake-off on {result.target_name} (d = {result.dim}): {result.budget:g} {result.axis} per run "
-             f"(tuning before it: {result.tuning_share:.0%} more), {result.seeds} seeds × {result.chains} chains, "
-             f"statistic {result.statistic}; ranked by {RANKED_BY[result.axis]}.", ""]
+             f"({spent}), {result.seeds} seeds × {result.chains} chains, statistic {result.statistic}; ranked by "
+             f"{RANKED_BY[result.axis]}.", ""]
     lines += [table_text(result) if not result.table.empty else "(no run finished)", ""]
     if not result.table.empty and result.table["ESS not usable"].any():
-        lines += [f"ESS not usable: the chains had not settled (split-R̂ > {SETTLED_RHAT}) or the ESS was as large as "
-                  "its draws; such a seed gives no ratio in the verdict.", ""]
+        lines += [f"ESS not usable: the chains had not settled (split-R̂ > {SETTLED_RHAT}); such a seed gives no "
+                  "ratio in the verdict.", ""]
+    if not result.table.empty and result.table["ESS a lower bound"].any():
+        lines += ["ESS a lower bound: as large as the draws it came from (they look independent at the trace's "
+                  "spacing); such a seed's rate is counted at its draws, and a ratio against it is no ratio in the "
+                  "verdict.", ""]
     if result.verdict is not None:
         lines += [result.verdict.sentence(RANKED_BY[result.axis]), ""]
     if result.reference is not None:
@@ -77,7 +89,7 @@ def text(result) -> str:
         for name, (acceptance_value, efficiency_value, evidence) in gains.items():
             lines.append(f"  {name}: {acceptance_value} → {efficiency_value}: {evidence}")
         lines.append("")
-    lines.append("Frozen kernels (seed 0; replay: samplers.make(sampler, target, **kernel)):")
+    lines.append("Frozen kernels (the first seed's; replay: samplers.make(sampler, target, **kernel)):")
     for name, runs in result.runs.items():
         first = min(runs, key=lambda run: run.replicate)
         shown = json.dumps(_short(first.kernel)) if first.kernel else "as requested (nothing tuned)"
@@ -117,7 +129,7 @@ def figures(result) -> list:
               for name, runs in result.runs.items() for run in runs if run.replicate == min(r.replicate for r in runs)]
     if result.reference is not None and result.reference.reached:
         traces.append(hv.HLine(result.reference.value).opts(color="black", line_dash="dashed"))
-    out.append(hv.Overlay(traces).opts(title=f"mean {result.statistic} over the chains (seed 0), from "
+    out.append(hv.Overlay(traces).opts(title=f"mean {result.statistic} over the chains (the first seed), from "
                                              "over-dispersed starts", width=760, height=360, logx=True,
                                        legend_position="right"))
     curves = []
@@ -130,17 +142,19 @@ def figures(result) -> list:
                                        f"Hamming jump per unit of {result.axis}",
                                        label=f"{run.sampler} ({run.tuned_parameter})"))
     if curves:
-        out.append(hv.Overlay(curves).opts(title="tuning curves (seed 0): 1 is the acceptance-tuned setting",
+        out.append(hv.Overlay(curves).opts(title="tuning curves (the first seed): 1 is the acceptance-tuned setting",
                                            width=560, height=360, logx=True, legend_position="right"))
     return out
 
 
 def save(result, directory: str | Path, name: str = "bakeoff") -> Path:
-    """Write ``<name>.md`` (the text) and ``<name>.html`` (the figures) in ``directory``; the page's path."""
+    """Write ``<name>.md`` (the text) and ``<name>.html`` (the figures, once a run finished) in ``directory``; the
+    page's path (the text's when there is no page)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     (directory / f"{name}.md").write_text(text(result) + "\n")
     if not result.table.empty:
         hv = _holoviews()
         hv.save(hv.Layout(figures(result)).cols(2), directory / f"{name}.html")
-    return directory / f"{name}.html"
+        return directory / f"{name}.html"
+    return directory / f"{name}.md"

@@ -3,7 +3,8 @@
 A user's target arrives as a built ``Target`` (a registered model,
 ``targets.from_log_prob(fn, dim)``), a registry name, couplings (a matrix J, or
 (J, h)), or a file (``.uai`` Markov network, ``.npz``/``.csv`` couplings, read
-as the dashboard reads uploads). Every form becomes a registry name and the
+as the dashboard reads uploads, with limits for a file of the user's own:
+``LOCAL_FILE_LIMITS``). Every form becomes a registry name and the
 target's parameters; each run of the sweep rebuilds the target from them in
 its own process (Dask ships a ``from_log_prob`` function with cloudpickle).
 
@@ -31,11 +32,14 @@ import numpy as np
 
 import targets
 from dashboard.model.config import to_jsonable
-from dashboard.model.uploads import parse_upload
+from dashboard.model.uploads import UploadLimits, parse_upload
 from targets.base import Target
 
 #: Fixed states on which a function-valued target is probed for its identity.
 PROBES = 64
+#: A local file is the user's own, not a stranger's upload: no size limit on the file, and its arrays may take up to
+#: 16 GB decompressed (a guard against a zip bomb, not against a large model).
+LOCAL_FILE_LIMITS = UploadLimits(file_bytes=2**62, decompressed_bytes=16 * 10**9)
 #: File suffixes read as targets, and the registered target each becomes.
 FILE_TARGETS = {".uai": "markov_network", ".npz": "boltzmann", ".csv": "boltzmann"}
 
@@ -82,7 +86,8 @@ def as_source(target, target_params: dict | None = None) -> TargetSource:
     if isinstance(target, (str, Path)) and Path(target).suffix.lower() in FILE_TARGETS:
         path = Path(target)
         name = FILE_TARGETS[path.suffix.lower()]
-        return TargetSource(name, {**parse_upload(name, path.name, path.read_bytes()), **(target_params or {})})
+        return TargetSource(name, {**parse_upload(name, path.name, path.read_bytes(), LOCAL_FILE_LIMITS),
+                                   **(target_params or {})})
     if isinstance(target, str):
         targets.target_class(target)  # an unknown name says which names there are
         return TargetSource(target, dict(target_params or {}))

@@ -22,23 +22,32 @@ first half is the way from over-dispersed starts to equilibrium):
 
 A run's ESS is *not usable* in a verdict when its chains have not settled
 (split-R̂ above ``SETTLED_RHAT``, the dashboard comparison card's threshold:
-an ESS of chains that disagree measures nothing) or when it is *not resolved*:
-as large as the number of draws it came from (chains × draws kept in the
-half), the draws looking independent at the trace's spacing or the estimator
-at its cap on a short trace, so that the rate is only a lower bound. A ratio
-with such an ESS on either side counts as no ratio (NaN), so it can never make
-a winner; the table marks those rows.
+an ESS of chains that disagree measures nothing). An ESS *as large as its
+draws* (chains × draws kept in the half: the draws look independent at the
+trace's spacing, or the estimator is at its cap) is not resolved: the run's
+true ESS is at least its draws. Such a run's rate is counted at its draws, a
+lower bound: it may make its sampler win (the ratio can only be larger), but
+not lose to it, so a ratio *against* a sampler whose ESS is unresolved is no
+ratio (NaN). The table marks those rows.
 
 Each rate (ESS per unit, time to equilibrium) is reported as its geometric
 mean over seeds with a 95 % t-interval on its logarithm, as the verdicts'
 ratios are (a rate lives on a log scale, and its interval never crosses 0);
 split-R̂ and the acceptance rate, and a rate with a zero among its seeds, as
-the mean with a 95 % t-interval (``samplers.convergence.interval``). Rows are ranked by the geometric mean of
-ESS per unit of the budget's axis. The leader *wins* only when the per-seed
-ratio of its ESS rate to the runner-up's (paired by replicate) clears 1 by the
-claims audit's rule (``samplers.verdicts.Ratio(1)``: 95 % interval on log ρ
-over ≥ 5 seeds entirely above 1: "reproduced"); otherwise it is a tie, and the
-report says so.
+the mean with a 95 % t-interval (``samplers.convergence.interval``); a
+measure of a single seed has no interval. Rows are ranked by the geometric
+mean of ESS per unit of the budget's axis.
+
+The verdict compares samplers, not kernels: each sampler is represented by
+its best-ranked kernel (efficiency- or acceptance-tuned). The leading sampler
+*wins* only when the per-seed ratio of its ESS rate to that of *every* other
+sampler clears 1 by the claims audit's rule (``samplers.verdicts.Ratio(1)``:
+95 % interval on log ρ over ≥ 5 seeds entirely above 1: "reproduced");
+otherwise it is a tie with the sampler it does not clear, and the report says
+so. Ratios pair the runs of equal replicate number: the runs are independent
+(each has its own seed and starts), so a pair's log ratio has mean
+log(rate₁/rate₂) and the t-interval over pairs is valid; seeds that only one
+of the two finished are left out of that comparison.
 """
 
 from __future__ import annotations
@@ -87,7 +96,9 @@ class RunMeasures:
     chain_mean: np.ndarray
     halves: np.ndarray = field(repr=False)
     used: float = 0.0
-    problem: str = ""  # why its ESS is not usable in a verdict ("" when it is)
+    problem: str = ""  # what limits its ESS in a verdict ("" when nothing does: ``_problem``)
+    tuning_used: float = 0.0  # the budget its tuning spent before it was measured
+    never_settled: bool = False  # its time to equilibrium is censored at its length
 
 
 def evenly(draws: np.ndarray, count: int) -> np.ndarray:
@@ -95,11 +106,15 @@ def evenly(draws: np.ndarray, count: int) -> np.ndarray:
     return draws[::max(1, math.ceil(len(draws) / count))]
 
 
+#: A run's ESS problems (module docstring): not usable at all, or only a lower bound.
+UNSETTLED, UNRESOLVED = f"chains not settled (split-R̂ > {SETTLED_RHAT})", "ESS as large as its draws (a lower bound)"
+
+
 def _problem(value: float, draws: int, split_rhat: float) -> str:
-    """Why an ESS is not usable in a verdict (module docstring), or ""."""
+    """What limits an ESS in a verdict (module docstring), or ""."""
     if not split_rhat <= SETTLED_RHAT:
-        return f"chains not settled (split-R̂ > {SETTLED_RHAT})"
-    return "ESS not resolved (as large as its draws)" if value >= draws else ""
+        return UNSETTLED
+    return UNRESOLVED if value >= draws else ""
 
 
 def run_measures(result: dict, axis: str) -> RunMeasures:
@@ -108,12 +123,15 @@ def run_measures(result: dict, axis: str) -> RunMeasures:
     statistic, hamming = result["trace_statistic"], result["trace_hamming"]
     half = len(statistic) // 2
     kept = statistic[half:].T  # (chains, draws)
-    spent = {key: result[f"trace_{key}"][-1] - result[f"trace_{key}"][half] for key in ("evals", "seconds", "step")}
-    value = ess(kept)
+    # the kept draws' cost: from the row before the first of them to the last
+    spent = {key: result[f"trace_{key}"][-1] - result[f"trace_{key}"][half - 1]
+             for key in ("evals", "seconds", "step")}
+    measured = ess(kept)
+    value = min(measured, kept.size)  # an unresolved ESS counts at its draws (module docstring)
     with np.errstate(divide="ignore", invalid="ignore"):
         values = {"ESS per 1k evals": 1e3 * value / spent["evals"], "ESS per CPU s": value / spent["seconds"],
                   "ESS per step": value / spent["step"],
-                  "DISCS ESS per 1k evals": 1e3 * float(discs_ess(hamming.T).sum()) / spent["evals"],
+                  "DISCS ESS per 1k evals": 1e3 * float(discs_ess(hamming[half:].T).sum()) / spent["evals"],
                   "split-R̂": rhat(kept), "acceptance": float(result["acceptance"])}
     axis_values = {"evaluations": result["trace_evals"], "seconds": result["trace_seconds"],
                    "steps": result["trace_step"]}[axis]
@@ -122,7 +140,8 @@ def run_measures(result: dict, axis: str) -> RunMeasures:
                        json.loads(result["acceptance_kernel"]), str(result["tuned_parameter"]),
                        (result["tuning_grid"], result["tuning_efficiency"], result["tuning_acceptance"]),
                        axis_values, statistic.mean(axis=1), evenly(statistic[half:], HALF_DRAWS),
-                       float(result["used"]), _problem(value, kept.size, values["split-R̂"]))
+                       float(result["used"]), _problem(measured, kept.size, values["split-R̂"]),
+                       float(result["tuning_used"]))
 
 
 def pooled_reference(runs: list[RunMeasures]) -> Reference:
@@ -154,6 +173,7 @@ def with_equilibrium(run: RunMeasures, reference: Reference, chains: int) -> Non
         return
     hit = first_hit(run.axis_values - run.axis_values[0], run.chain_mean, reference.value,
                     noise=reference.noise(chains))
+    run.never_settled = not np.isfinite(hit)
     run.values["equilibrium"] = float(censored([hit], run.used)[0])
 
 
@@ -164,12 +184,16 @@ RATES = ("ESS per 1k evals", "ESS per CPU s", "ESS per step", "DISCS ESS per 1k 
 
 
 def spread(values, rate: bool) -> tuple[float, float, float]:
-    """(centre, low, high) of per-seed ``values`` (module docstring): on a log scale for a ``rate``."""
+    """(centre, low, high) of per-seed ``values`` (module docstring): on a log scale for a ``rate``; low and high
+    NaN with fewer than two finite values (no interval)."""
     values = np.asarray(values, dtype=float)
     if rate and values.size and np.all(values > 0):
         centre = interval(np.log(values))
-        return math.exp(centre.mean), math.exp(centre.low), math.exp(centre.high)
-    centre = interval(values)
+        centre = type(centre)(*(math.exp(v) for v in (centre.mean, centre.low, centre.high)), centre.n)
+    else:
+        centre = interval(values)
+    if centre.n < 2:
+        return centre.mean, math.nan, math.nan
     return centre.mean, centre.low, centre.high
 
 
@@ -183,11 +207,15 @@ def _setting(runs: list[RunMeasures]) -> str:
 
 def table(runs: dict[str, list[RunMeasures]], axis: str) -> pd.DataFrame:
     """One row per label, ranked by ESS per unit of ``axis`` (geometric mean over seeds; zero ESS last): each
-    measure's mean and 95 % interval (``<measure> low``, ``<measure> high``), the seeds and the setting."""
+    measure's mean and 95 % interval (``<measure> low``, ``<measure> high``), the seeds, the setting, and the
+    seeds whose ESS is not usable (chains not settled) or only a lower bound (as large as its draws), and those
+    whose time to equilibrium is censored at the run's length."""
     rows = []
     for name, measured in runs.items():
         row = {"sampler": name, "setting": _setting(measured), "seeds": len(measured),
-               "ESS not usable": sum(bool(run.problem) for run in measured)}
+               "ESS not usable": sum(run.problem == UNSETTLED for run in measured),
+               "ESS a lower bound": sum(run.problem == UNRESOLVED for run in measured),
+               "equilibrium censored": sum(run.never_settled for run in measured)}
         for measure in MEASURES:
             centre, low, high = spread([run.values.get(measure, math.nan) for run in measured], measure in RATES)
             row |= {measure: centre, f"{measure} low": low, f"{measure} high": high}
@@ -201,16 +229,23 @@ def table(runs: dict[str, list[RunMeasures]], axis: str) -> pd.DataFrame:
 
 
 def paired_evidence(numerator: list[RunMeasures], denominator: list[RunMeasures], measure: str):
-    """The evidence (``ratio_evidence``) of the per-seed ratios of ``measure``, paired by replicate."""
-    by_seed = [{run.replicate: run.values[measure] if not run.problem or measure not in ESS_RATES else math.nan
-                for run in runs} for runs in (numerator, denominator)]
+    """The evidence (``ratio_evidence``) of the per-seed ratios of ``measure``, paired by replicate (module
+    docstring): an unsettled run's ESS rate gives no ratio, nor does an unresolved one in the denominator (its rate
+    is only a lower bound)."""
+    def usable(run: RunMeasures, side: int) -> float:
+        if measure in ESS_RATES and (run.problem == UNSETTLED or (run.problem == UNRESOLVED and side == 1)):
+            return math.nan
+        return run.values[measure]
+
+    by_seed = [{run.replicate: usable(run, side) for run in runs} for side, runs in enumerate((numerator, denominator))]
     shared = sorted(set(by_seed[0]) & set(by_seed[1]))
     return ratio_evidence(paired_ratios([by_seed[0][s] for s in shared], [by_seed[1][s] for s in shared]))
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """The leader against the runner-up: their per-seed ratio's evidence, and the winner (None: a tie)."""
+    """The leading sampler against the closest other one (the one whose ratio's interval reaches lowest), their
+    per-seed ratio's evidence, and the winner (None: a tie)."""
 
     leader: str
     runner_up: str
@@ -220,23 +255,38 @@ class Verdict:
 
     def sentence(self, measure: str) -> str:
         if self.winner:
-            return (f"{self.winner} wins: its {measure} is {self.evidence} times {self.runner_up}'s, the 95 % interval "
-                    f"entirely above 1 ({Ratio(1).rule()}).")
-        problems = f"; ESS not usable on some seeds — {', '.join(self.problems)}: raise the budget" \
-            if self.problems else ""
-        return (f"tie: {self.leader} leads {self.runner_up} on {measure} by {self.evidence}, which does not clear 1 "
-                f"({Ratio(1).rule()}){problems}.")
+            return (f"{self.winner} wins: its {measure} is {self.evidence} times {self.runner_up}'s, the closest other "
+                    f"sampler, the 95 % interval entirely above 1 ({Ratio(1).rule()}).")
+        advice = {UNSETTLED: "chains not settled on some seeds: raise the budget",
+                  UNRESOLVED: "ESS as large as its draws on some seeds, so that the ratios against them are only "
+                              "bounds"}
+        problems = "".join(f"; {advice[problem]}" for problem in self.problems)
+        return (f"tie: {self.leader} / {self.runner_up} of {measure}, paired by seed, is {self.evidence}, which does "
+                f"not clear 1 ({Ratio(1).rule()}){problems}.")
+
+
+def best_of_each_sampler(ranked: pd.DataFrame, runs: dict[str, list[RunMeasures]]) -> list[str]:
+    """The best-ranked label of each sampler (its efficiency- or acceptance-tuned kernel), in rank order."""
+    seen, best = set(), []
+    for name in ranked.index:
+        sampler = runs[name][0].sampler
+        if sampler not in seen:
+            seen.add(sampler)
+            best.append(name)
+    return best
 
 
 def verdict(ranked: pd.DataFrame, runs: dict[str, list[RunMeasures]], axis: str) -> Verdict | None:
-    """The winner by the strict rule (module docstring); None with fewer than two rows."""
-    if len(ranked) < 2:
+    """The winner by the strict rule (module docstring); None with fewer than two samplers."""
+    contenders = best_of_each_sampler(ranked, runs)
+    if len(contenders) < 2:
         return None
-    leader, runner_up = ranked.index[:2]
-    evidence = paired_evidence(runs[leader], runs[runner_up], RANKED_BY[axis])
-    problems = tuple(sorted({run.problem for name in (leader, runner_up) for run in runs[name] if run.problem}))
-    return Verdict(leader, runner_up, evidence, leader if Ratio(1).judge(evidence) == REPRODUCED else None,
-                   problems)
+    leader, others = contenders[0], contenders[1:]
+    evidence = {other: paired_evidence(runs[leader], runs[other], RANKED_BY[axis]) for other in others}
+    uncleared = [other for other in others if Ratio(1).judge(evidence[other]) != REPRODUCED]
+    closest = uncleared[0] if uncleared else min(others, key=lambda other: evidence[other].low)
+    problems = tuple(sorted({run.problem for name in (leader, closest) for run in runs[name] if run.problem}))
+    return Verdict(leader, closest, evidence[closest], None if uncleared else leader, problems)
 
 
 def tuning_gain(runs: dict[str, list[RunMeasures]], axis: str) -> dict[str, tuple[str, str, object]]:
