@@ -12,8 +12,10 @@ for the answer sooner (``_chase``). A new run (``RunClient.info``)
 reconfigures the views and shows only the cards that apply to it; a view is
 built the first time it applies with its card open (a card that starts
 closed, such as the inspector's, when it is first opened), and the claims
-table and the catalogue when their cards are first opened, so a page holds
-only the Bokeh models it shows. When a served
+table, the race (``race``: the sampler bake-off on the session's target, in
+a process of its own, its ranking taken at every flush and its process ended
+with the session) and the catalogue when their cards are first opened, so a
+page holds only the Bokeh models it shows. When a served
 session ends, its worker is stopped. In a notebook call ``explorer.close()``
 when done.
 """
@@ -38,6 +40,7 @@ from .model.client import RunClient
 from .model.config import RunConfig
 from .model.engine import Engine
 from .model.links import config_from_link, link_query
+from .race import RaceCard
 from .views.adaptation import AdaptationView
 from .views.balancing import BalancingView
 from .views.base import LiveView, without_unused_glyphs
@@ -146,6 +149,10 @@ class Explorer(pn.viewable.Viewer):
         self.catalogue.param.watch(self._open_catalogue, "collapsed")
         self.claims = pn.Card(title="Which of the papers' claims hold?", collapsed=True, sizing_mode="stretch_width")
         self.claims.param.watch(self._open_claims, "collapsed")
+        self.race = pn.Card(title="Race: which sampler mixes fastest on this target?", collapsed=True,
+                            sizing_mode="stretch_width")
+        self.race.param.watch(self._open_race, "collapsed")
+        self.race_card: RaceCard | None = None  # built when its card is first opened
         self.waiting = pn.pane.HTML("", css_classes=["run-waiting"])
         self.refresh = pn.widgets.IntInput.from_param(self.param.refresh_ms, label="plot refresh period (ms)")
         self._callback = None
@@ -197,6 +204,12 @@ class Explorer(pn.viewable.Viewer):
     def _open_claims(self, event) -> None:
         if not event.new and not len(self.claims):
             self.claims[:] = [ClaimsCard()]
+
+    def _open_race(self, event) -> None:
+        if not event.new and self.race_card is None:
+            self.race_card = RaceCard(client=self.client)
+            without_unused_glyphs(self.race_card)
+            self.race[:] = [self.race_card]
 
     @param.depends("refresh_ms", watch=True)
     def _on_refresh_period(self) -> None:
@@ -250,6 +263,8 @@ class Explorer(pn.viewable.Viewer):
                     view.update(snapshot)
             for view in shown:
                 view.tick()
+            if self.race_card is not None:
+                self.race_card.flush()
             self.controls.update_status()
         spent = time.perf_counter() - started
         self.flush_seconds.append(spent)
@@ -274,6 +289,8 @@ class Explorer(pn.viewable.Viewer):
             self._callback = None
         was_live = self in _LIVE
         _LIVE.discard(self)
+        if self.race_card is not None:
+            self.race_card.close()
         self.client.close()
         if was_live and self.collector is not None:
             self.collector.session_closed(open_sessions=len(_LIVE))
@@ -287,7 +304,7 @@ class Explorer(pn.viewable.Viewer):
         traces.styles = {"flex": "1 1 0", "min-width": "0"}
         top = pn.FlexBox(state, traces, flex_wrap="nowrap", align_items="flex-start", sizing_mode="stretch_width")
         rest = [card for kind, card in self.cards.items() if kind not in first_screen]
-        return pn.Column(self.waiting, top, *rest, self.claims, self.catalogue, sizing_mode="stretch_width")
+        return pn.Column(self.waiting, top, *rest, self.race, self.claims, self.catalogue, sizing_mode="stretch_width")
 
     def sidebar(self) -> pn.viewable.Viewable:
         return pn.Column(self.controls, self.refresh, sizing_mode="stretch_width")

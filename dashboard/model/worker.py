@@ -241,15 +241,17 @@ def serve(connection, idle_seconds: float, after_first_snapshot=None) -> None:
     Worker(connection, idle_seconds, after_first_snapshot).run()
 
 
-def _virtual_memory_bytes() -> int:
+def limit_memory(run_bytes: int) -> None:
+    """Let this process take at most ``run_bytes`` more address space than it has now (a hard limit: beyond it,
+    allocations raise ``MemoryError``)."""
     with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[0]) * resource.getpagesize()
+        limit = int(statm.read().split()[0]) * resource.getpagesize() + run_bytes
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
 def run_process(connection, run_bytes: int, idle_seconds: float) -> None:
     """Entry point of a worker process: hard memory limit, then ``serve`` (low priority after the first snapshot)."""
-    limit = _virtual_memory_bytes() + run_bytes
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    limit_memory(run_bytes)
     try:
         serve(connection, idle_seconds, sample_at_low_priority)
     except MemoryError:
