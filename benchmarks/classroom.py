@@ -65,13 +65,23 @@ Measured per N (all sessions running):
 * errors: ERROR lines and tracebacks in the server's log, JavaScript errors in
   the pages, sessions that never loaded, built their preset or ran.
 
+Before the classrooms, a page-speed phase (``--sessions 0``: only it) starts
+one more fresh server and times, in the pages (when the Start button is
+first laid out and enabled, when the first lattice is drawn): the first page,
+opened as soon as the server answers, from the server's start and from the
+page's opening; then ``--speed-pages`` (5) pages opened one after the other
+and ``--speed-burst`` (10) opened at once, median and worst, beside the
+goals (the first page's Start button within 5 s, every later page's within
+3 s).
+
 A goals table follows (the issue's goals at the largest N measured); a missed
 goal is printed as missed. The benchmark's own clients run on the same
 machine as the server (Chromium renders 4-5 pages), which a classroom would
 not do: the CPU table shows how much they took.
 
 Run:  python -m benchmarks classroom [--sessions 1,8,30] [--pages 4] [--clicks 5] [--soak-seconds 600]
-      [--window-seconds 20] [--port 0]     (Chromium at ``--chromium``, /usr/bin/chromium by default)
+      [--window-seconds 20] [--port 0] [--speed-pages 5] [--speed-burst 10]
+      (Chromium at ``--chromium``, /usr/bin/chromium by default)
 """
 
 from __future__ import annotations
@@ -278,7 +288,9 @@ class Server:
         self.pid = self.process.pid
         self.seen: set[int] = set()  # every pid of the server's tree ever seen
 
-    def wait_ready(self, timeout: float = 60.0) -> float:
+    def wait_ready(self, timeout: float = 360.0) -> float:
+        """Seconds until the server answers (its warm-up, ``serve_setup.py``, runs first: longer when the samplers'
+        kernels must be compiled)."""
         started = time.monotonic()
         while time.monotonic() - started < timeout:
             if self.process.poll() is not None:
@@ -1157,6 +1169,132 @@ def _alive(process: psutil.Process) -> bool:
         return False
 
 
+# -- page speed: a fresh server's first page, then later pages ------------------------------------------------
+#: Run in every page before its own scripts: records in ``window.__pageSpeed`` when (``Date.now()``, ms) the Start
+#: button is first shown (laid out, enabled; Panel's buttons sit in shadow roots) and the first lattice is drawn.
+PAGE_SPEED_JS = """
+(() => {
+  const imageReady = %s;
+  const speed = window.__pageSpeed = {start: null, plot: null};
+  const startShown = (root) => {
+    for (const el of root.querySelectorAll("*")) {
+      if (el.tagName === "BUTTON" && !el.disabled && el.textContent.trim() === "Start") {
+        const box = el.getBoundingClientRect();
+        if (box.width > 0 && box.height > 0) return true;
+      }
+      if (el.shadowRoot && startShown(el.shadowRoot)) return true;
+    }
+    return false;
+  };
+  const check = () => {
+    if (speed.start === null && startShown(document)) speed.start = Date.now();
+    if (speed.plot === null && imageReady()) speed.plot = Date.now();
+    if (speed.start === null || speed.plot === null) setTimeout(check, 25);
+  };
+  check();
+})();
+""" % IMAGE_READY.strip()
+#: The page-speed goals of issue 31: the first page after the server starts shows its Start button within 5 s,
+#: every later page within 3 s (seconds).
+PAGE_SPEED_GOALS = {"first": 5.0, "later": 3.0}
+
+
+def _open_timed(browser, url: str) -> tuple:
+    """A new page (its own context) navigating to ``url``, without waiting; (context, page, Date.now() at the
+    navigation's start in ms)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.add_init_script(PAGE_SPEED_JS)
+    page = context.new_page()
+    page.goto("about:blank")
+    opened = page.evaluate("url => { const now = Date.now(); window.location.href = url; return now; }", url)
+    return context, page, opened
+
+
+def _shown(page, opened: float, deadline: float) -> tuple[float, float]:
+    """Seconds from ``opened`` (ms) until ``page`` showed its Start button and its first lattice (nan if not by
+    ``deadline``, monotonic)."""
+    while True:
+        try:
+            speed = page.evaluate("() => window.__pageSpeed || null")
+        except Exception:  # noqa: BLE001 — the page is between documents (navigating)
+            speed = None
+        if speed and speed["start"] is not None and speed["plot"] is not None:
+            break
+        if time.monotonic() > deadline:
+            speed = speed or {"start": None, "plot": None}
+            break
+        time.sleep(0.05)
+    return tuple(math.nan if speed[key] is None else (speed[key] - opened) / 1000 for key in ("start", "plot"))
+
+
+def page_speed(args, browser, log_dir: Path) -> dict:
+    """A fresh ``panel serve app.py``: seconds from its start to the first page's Start button and first lattice
+    (the page opens as soon as the server answers), then ``--speed-pages`` pages opened one after the other (each
+    once the previous one drew its lattice, then closed) and ``--speed-burst`` pages opened at once."""
+    result: dict = {"sequential": [], "burst": []}
+    started_ms = time.time() * 1000
+    server = Server(args.port, shlex.split(args.budget_args), args.session_lifetime_ms,
+                    log_dir / "server-page-speed.log")
+    contexts = []
+    try:
+        result["answers"] = server.wait_ready()
+        context, page, opened = _open_timed(browser, server.url)
+        contexts.append(context)
+        start, plot = _shown(page, opened, time.monotonic() + TIMEOUT)
+        since_start = (opened - started_ms) / 1000
+        result["first"] = (since_start + start, since_start + plot, start, plot)
+        context.close()
+        for _ in range(args.speed_pages):
+            context, page, opened = _open_timed(browser, server.url)
+            contexts.append(context)
+            result["sequential"].append(_shown(page, opened, time.monotonic() + TIMEOUT))
+            context.close()
+        opened_pages = [_open_timed(browser, server.url) for _ in range(args.speed_burst)]
+        contexts += [context for context, _, _ in opened_pages]
+        deadline = time.monotonic() + TIMEOUT
+        result["burst"] = [_shown(page, opened, deadline) for _, page, opened in opened_pages]
+    finally:
+        for context in contexts:
+            try:
+                context.close()
+            except Exception:  # noqa: BLE001 — closed already
+                pass
+        server.stop()
+        server.kill_leftovers()
+        result["log_errors"] = server.log_errors()
+    return result
+
+
+def print_page_speed(result: dict) -> None:
+    """The page-speed phase's table, the goals beside the measurements."""
+    first, later = PAGE_SPEED_GOALS["first"], PAGE_SPEED_GOALS["later"]
+
+    def spread(rows: list[tuple[float, float]], index: int) -> str:
+        values = [row[index] for row in rows]
+        shown = [value for value in values if value == value]
+        return (f"{fmt(median(values))} / {fmt(max(values))}" if len(shown) == len(values)
+                else f"{fmt(median(shown))} / not shown in {len(values) - len(shown)} of {len(values)} pages "
+                     f"within {TIMEOUT:.0f} s")
+
+    print(f"\n== page speed (a fresh server; {PAGE_SPEED_GOALS}) ==")
+    if "first" in result:
+        to_start, to_plot, open_start, open_plot = result["first"]
+        print(f"server start → it answers (s)                      {result['answers']:6.2f}")
+        print(f"server start → first page's Start button (s)       {to_start:6.2f}   (goal < {first:.0f} s: "
+              f"{'met' if to_start < first else 'NOT MET'});  from the page's opening {open_start:.2f}")
+        print(f"server start → first page's first lattice (s)      {to_plot:6.2f}   "
+              f"(from the page's opening {open_plot:.2f})")
+    for label, rows in ((f"{len(result['sequential'])} later pages, one after the other", result["sequential"]),
+                        (f"{len(result['burst'])} later pages opened at once", result["burst"])):
+        if rows:
+            worst = max(row[0] for row in rows)
+            print(f"{label}: page opened → Start button (s), median / worst   {spread(rows, 0)}   "
+                  f"(goal < {later:.0f} s: {'met' if worst < later else 'NOT MET'})")
+            print(f"{' ' * len(label)}  page opened → first lattice (s), median / worst   {spread(rows, 1)}")
+    if result.get("log_errors"):
+        print(f"server log errors: {'; '.join(result['log_errors'][:3])}")
+
+
 # -- reporting ---------------------------------------------------------------------------------------------
 def summarise(result: dict) -> dict:
     n, pages = result["n"], result["pages"]
@@ -1362,10 +1500,14 @@ def print_goals(result: dict, summary: dict) -> None:
 def main(argv: list[str] | None = None) -> None:
     args = arguments(
         "classroom", argv, sessions="1,8,30", pages=4, clicks=5, soak_seconds=600.0, window_seconds=20.0, port=0,
-        click_timeout=30.0, click_phase_seconds=120.0, chromium_nice=0,
+        click_timeout=30.0, click_phase_seconds=120.0, chromium_nice=0, speed_pages=5, speed_burst=10,
         sample_seconds=5.0, light_concurrency=4, session_lifetime_ms=2000,
         budget_args="--max-workers 40 --run-memory 2GB", chromium="/usr/bin/chromium", log_dir="",
-        helps={"sessions": "comma-separated numbers of concurrent sessions, one classroom each",
+        helps={"sessions": "comma-separated numbers of concurrent sessions, one classroom each (0: none, only the "
+                           "page-speed phase)",
+               "speed_pages": "page speed: later pages opened one after the other (0 with --speed-burst 0: no "
+                              "page-speed phase)",
+               "speed_burst": "page speed: later pages opened at once",
                "pages": "sessions that are real headless Chromium pages (the rest are light websocket clients)",
                "clicks": "Pause/Start click pairs per page for the click-to-effect latency",
                "soak_seconds": "how long memory is sampled with every session running (at the largest N only; "
@@ -1382,9 +1524,9 @@ def main(argv: list[str] | None = None) -> None:
                "budget_args": "the server's budget, passed after --args (see app.py)",
                "chromium": "the Chromium executable",
                "log_dir": "where the server logs go (default: a new temporary directory)"})
-    counts = [int(x) for x in args.sessions.split(",") if x.strip()]
-    if not counts or min(counts) < 1:
-        raise SystemExit("--sessions wants positive numbers, e.g. 1,8,30")
+    counts = [int(x) for x in args.sessions.split(",") if x.strip() and int(x) != 0]
+    if counts and min(counts) < 1:
+        raise SystemExit("--sessions wants positive numbers, e.g. 1,8,30 (or 0: only the page-speed phase)")
     import tempfile
 
     from playwright.sync_api import sync_playwright
@@ -1407,6 +1549,10 @@ def main(argv: list[str] | None = None) -> None:
         browser = playwright.chromium.launch(executable_path=args.chromium, args=CHROMIUM_ARGS, timeout=60_000)
         renice_chromium(args.chromium_nice)
         try:
+            if args.speed_pages or args.speed_burst:
+                speed = page_speed(args, browser, log_dir)
+                print_page_speed(speed)
+                print(flush=True)
             for n in counts:
                 soak = args.soak_seconds if n == max(counts) else 0.0
                 results.append(classroom(n, args, browser, names, descriptions, next(iter(presets)), log_dir, soak))
@@ -1414,11 +1560,14 @@ def main(argv: list[str] | None = None) -> None:
                 print(flush=True)
         finally:
             browser.close()
-    print("\n== all classrooms ==")
-    for result in results:
-        print_table(result, summarise(result))
-    largest = max(results, key=lambda r: r["n"])
-    print_goals(largest, summarise(largest))
+    if results:
+        print("\n== all classrooms ==")
+        for result in results:
+            print_table(result, summarise(result))
+        largest = max(results, key=lambda r: r["n"])
+        print_goals(largest, summarise(largest))
+    if results and (args.speed_pages or args.speed_burst):
+        print_page_speed(speed)  # again, below the classrooms' tables
     print(f"\nserver logs: {log_dir}")
 
 

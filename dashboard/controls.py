@@ -36,6 +36,7 @@ from .model.client import RunClient
 from .model.comparison import AXES
 from .model.config import MAX_CONFIG_BYTES, RunConfig
 from .model.export import run_record_json, trace_csv
+from .model.numbers import number
 from .model.presets import load_presets, preset_of
 from .model.stored_runs import config_from_stored_run, is_stored_run
 from .model.statistics import LABELS, statistic_names
@@ -94,12 +95,14 @@ def _configuration(upload: dict) -> RunConfig:
 
 
 def _si(value: float) -> str:
+    """A count or rate for the status line: from 1000 on with an SI prefix (27.23k, 1.5M), below as ``number``
+    writes it, never in exponent notation; "–" for none."""
     if not math.isfinite(value):
         return "–"
     for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if abs(value) >= scale:
-            return f"{value / scale:.3g}{unit}"
-    return f"{value:.3g}" if value != int(value) else f"{int(value)}"
+            return f"{number(value / scale)}{unit}"
+    return number(value)
 
 
 class Controls(pn.viewable.Viewer):

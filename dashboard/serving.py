@@ -1,4 +1,4 @@
-"""The web server's own limits, set before it starts: a link too long for the app reaches the app.
+"""Set-up of the dashboard's web server before it starts: long links reach the app, and the server starts warm.
 
 A page's address carries its run (``?run=``, ``model.links``), and the
 page's websocket handshake carries it once more, inside Bokeh's session
@@ -10,9 +10,30 @@ Tornado's limit above any address a browser sends (Chromium's longest is
 2 MB), so that every link reaches the app, which refuses one too long with
 its own message. ``make serve`` calls it through ``serve_setup.py``
 (``panel serve --setup``); servers started from Python call it first.
+
+``warm_up()`` does, once and before the server accepts a connection, what
+the first session would otherwise do in its own request, on the server's
+event loop: start the workers' forkserver (``model.forkserver``; it imports
+the samplers and loads their compiled kernels in a process of its own, while
+this one goes on), import the dashboard (Panel's and Bokeh's modules, the
+samplers and torch: seconds), and build one explorer offline, without a
+page: its run, in a worker forked from that forkserver, its views from the
+run's first snapshot, and its template's Bokeh document, which the first
+page would otherwise pay for with the first-use costs of every model class
+it holds. Without it the first session imported all of that on the event
+loop, then its worker's launch waited there for the forkserver's preload
+(every other page with it): the first page showed its Start button 5.6 s
+after it was opened on a quiet 2-core machine, 25 s when the kernels had to
+be compiled, 41 s on a loaded machine. With it the first page is as quick as
+any later one, about 1 s (``python -m benchmarks classroom --sessions 0``
+prints both). ``serve_setup.py`` runs it after ``allow_long_links()``; the
+server then answers a few seconds later (a minute when it compiles), warm.
 """
 
 from __future__ import annotations
+
+import logging
+import time
 
 from tornado.httpserver import HTTPServer
 
@@ -26,3 +47,59 @@ MAX_HEADER_BYTES = 4 * MAX_BROWSER_URL_BYTES
 def allow_long_links() -> None:
     """Let every HTTP server made from now on in this process read request heads of ``MAX_HEADER_BYTES``."""
     HTTPServer.configure(None, max_header_size=MAX_HEADER_BYTES)
+
+
+#: Longest wait for the warm-up's run (seconds): its worker waits for the forkserver, which compiles the samplers'
+#: kernels when their disk cache is stale (after an edit: tens of seconds on a slow machine).
+WARM_UP_TIMEOUT = 300.0
+
+log = logging.getLogger(__name__)
+
+
+def warm_up(timeout: float = WARM_UP_TIMEOUT) -> dict[str, float]:
+    """Start the forkserver and build one explorer offline (module docstring); the seconds each phase took.
+
+    Runs before the server starts, so nothing here competes with a page. The
+    offline explorer's run and worker are its own (a private engine, shut
+    down at the end), so the server's budget and its ledger start empty. A
+    warm-up that fails is logged and the server starts all the same: the
+    first page then pays what the warm-up did not.
+    """
+    seconds: dict[str, float] = {}
+    started = time.perf_counter()
+
+    def lap(phase: str) -> None:
+        seconds[phase] = time.perf_counter() - started - sum(seconds.values())
+
+    from .model.forkserver import start_forkserver
+
+    start_forkserver()  # first: it preloads in its own process while this one imports
+    lap("forkserver started")
+    try:
+        from bokeh.document import Document
+        from panel.io.document import _cleanup_doc  # what `panel serve --warm` frees a warm-up document with
+
+        from .explorer import Explorer
+        from .model.engine import Engine
+
+        lap("imports")
+        engine = Engine()
+        try:
+            explorer = Explorer(engine=engine)
+            # The run is built in a worker forked from the forkserver (so this waits for its preload), and its
+            # first snapshot builds the views (``Explorer._on_info``) and is drawn into them.
+            if not explorer.client.wait_for(lambda client: client.info is not None and not client.awaiting, timeout):
+                raise TimeoutError(f"no run within {timeout:.0f} s: {explorer.client.error or 'no answer'}")
+            lap("run and views")
+            explorer.flush()
+            document = Document()
+            explorer.template().server_doc(document)
+            _cleanup_doc(document)
+            lap("page document")
+            explorer.close()
+        finally:
+            engine.shutdown()  # the warm-up's worker, also after an explorer that failed half-way
+    except Exception as error:  # noqa: BLE001 — a failed warm-up must not keep the server from starting
+        log.warning("dashboard warm-up failed (the first page will be slower): %s: %s", type(error).__name__, error)
+    seconds["total"] = time.perf_counter() - started
+    return seconds

@@ -16,10 +16,11 @@ import samplers
 import targets
 from dashboard.model.buffer import Chunk, TraceBuffer
 from dashboard.model.client import RunClient
-from dashboard.model.comparison import SETTLED_RHAT, compare, unreadable
+from dashboard.model.comparison import SETTLED_RHAT, compare, compared_values, folds, unreadable
 from dashboard.model.config import RunConfig
 from dashboard.model.engine import Engine
 from dashboard.model.move_replay import MoveReplay
+from dashboard.model.numbers import number
 from dashboard.model.session import RunSession
 from dashboard.model.snapshot import BARELY_MOVES, Display
 from dashboard.views.adaptation import AdaptationView
@@ -153,6 +154,21 @@ def test_comparison_view_draws_energy_and_time_autocorrelation_for_both():
         app.close()
 
 
+def test_comparison_view_names_the_magnetisation_of_a_cluster_sampler_as_its_size():
+    app = make_explorer(RunConfig(target="ising_lattice", target_params={"size": 8}, sampler="wolff", n_chains=2,
+                                  statistic="magnetisation", compare_sampler="metropolis", compare_axis="steps"))
+    try:
+        comparison = view(app, ComparisonView)
+        assert "mean |magnetisation|" in comparison.trace_figure.title.text.replace("\n", " ")
+        assert "|magnetisation|" in comparison.acf_figure.title.text
+        assert "compared on |magnetisation|" in comparison.heading.object
+        applied(app, RunConfig(target="ising_lattice", target_params={"size": 8}, sampler="metropolis",
+                               n_chains=2, statistic="magnetisation", compare_sampler="dlmc", compare_axis="steps"))
+        assert "|" not in comparison.trace_figure.title.text and "compared on" not in comparison.heading.object
+    finally:
+        app.close()
+
+
 def ar1_buffer(rho: float, acceptance: float = 0.5, drift: float = 0.0, n_chains: int = 4, n_steps: int = 20_000,
                seed: int = 0) -> TraceBuffer:
     """A trace buffer of AR(1) energies with autocorrelation ρ^lag (τ = (1 + ρ)/(1 − ρ) steps), one step per
@@ -185,15 +201,57 @@ def test_the_comparison_names_the_faster_sampler_only_when_its_data_show_it(axis
     slow = ar1_buffer(0.9995, seed=1)  # τ ≈ 4000 steps over a 10,000-step half: its chains disagree, too
     assert verdict(ar1_buffer(0.5), slow).startswith("no verdict on which mixes faster: b has")
     settled = ar1_buffer(0.5).history()
-    assert unreadable(settled, axis, True, tau=3.0 * {"seconds": 1e-3}.get(axis, 1), acceptance=0.5) is None
-    assert "too short to resolve" in unreadable(settled, axis, True, tau=float("nan"), acceptance=0.5)
-    assert "too short to resolve" in unreadable(settled, axis, True, tau=3000.0, acceptance=0.5)
+    energy = compared_values(settled, "log_prob", fold=False)
+    assert unreadable(settled, axis, energy, tau=3.0 * {"seconds": 1e-3}.get(axis, 1), acceptance=0.5) is None
+    assert "too short to resolve" in unreadable(settled, axis, energy, tau=float("nan"), acceptance=0.5)
+    assert "too short to resolve" in unreadable(settled, axis, energy, tau=3000.0, acceptance=0.5)
+
+
+@pytest.mark.parametrize("value, printed", [(1330.4, "1330"), (8430.0, "8430"), (12_345.6, "12,346"),
+                                            (0.0000123, "0.0000123"), (2.5, "2.5"), (0.23456, "0.2346")])
+def test_a_number_in_a_sentence_is_written_out(value, printed):
+    assert number(value) == printed and float(printed.replace(",", "")) == pytest.approx(value, rel=1e-3)
+
+
+def test_a_ratio_of_a_thousand_is_printed_without_exponent_notation(monkeypatch):
+    taus = iter([1.0, 1330.0])  # the autocorrelation times of a and b, in steps
+    monkeypatch.setattr("dashboard.model.comparison.integrated_time", lambda lags, acf: next(taus))
+    lines = compare(("a", "b"), (ar1_buffer(0.0, n_steps=30_000), ar1_buffer(0.0, n_steps=30_000, seed=1)),
+                    "steps").lines
+    assert "autocorrelation time 1330 steps" in lines[1]
+    assert "b / a: 1330× (a mixes faster per step)" in lines[-1]
+    assert not any(re.search(r"\de[+-]?\d", line) for line in lines), lines
+
+
+def flipping_buffer(flips: bool, n_chains: int = 4, n_steps: int = 4000, seed: int = 0) -> TraceBuffer:
+    """Magnetisations around 0.8 in size, their sign drawn afresh at each step when ``flips`` (a cluster sampler's
+    moves), else always +."""
+    rng = np.random.default_rng(seed)
+    size = 0.8 + 0.05 * rng.normal(size=(n_steps, n_chains))
+    sign = rng.choice([-1.0, 1.0], size=(n_steps, n_chains)) if flips else 1.0
+    steps = np.arange(n_steps)
+    buffer = TraceBuffer(n_chains)
+    buffer.push(Chunk(step=steps, n_evals=steps, seconds=steps / 1000, log_prob=-size, statistic=sign * size,
+                      accepted=np.full(n_steps, n_chains)), np.zeros((n_chains, 4), np.uint8))
+    return buffer
+
+
+def test_a_cluster_sampler_is_compared_on_the_size_of_its_magnetisation():
+    assert folds(("wolff", "metropolis"), "magnetisation") and folds(("metropolis", "swendsen_wang"), "magnetisation")
+    assert not folds(("wolff", "metropolis"), "log_prob") and not folds(("metropolis", "dlmc"), "magnetisation")
+    buffers = (flipping_buffer(True), flipping_buffer(False, seed=1))
+    state = compare(("wolff", "metropolis"), buffers, "steps", "magnetisation")
+    for trace in state.trace:  # |m| of both: Wolff's is not a mean of ±0.8 around 0
+        assert np.all(trace["y"] > 0.7)
+    signed = compare(("metropolis", "metropolis"), buffers, "steps", "magnetisation")
+    assert abs(signed.trace[0]["y"][1:].mean()) < 0.2  # what m itself would have shown
 
 
 @pytest.mark.parametrize("measured", [1.0503, 1.0549, 1.0551, 1.2])
 def test_a_split_rhat_is_called_unsettled_only_when_the_number_printed_is_above_the_threshold(measured, monkeypatch):
     monkeypatch.setattr("dashboard.model.comparison.rhat", lambda draws: measured)
-    reason = unreadable(ar1_buffer(0.5).history(), "steps", True, tau=3.0, acceptance=0.5) or ""
+    history = ar1_buffer(0.5).history()
+    reason = unreadable(history, "steps", compared_values(history, "log_prob", False), tau=3.0, acceptance=0.5) or ""
     printed = re.search(r"split-R̂ ([\d.]+)", reason)
     assert (printed is not None) == (round(measured, 2) > SETTLED_RHAT)  # 1.0503 reads "1.05": settled
     assert printed is None or float(printed.group(1)) > SETTLED_RHAT
@@ -201,7 +259,9 @@ def test_a_split_rhat_is_called_unsettled_only_when_the_number_printed_is_above_
 
 @pytest.mark.parametrize("acceptance", [0.00994, 0.00996, 0.5])
 def test_an_acceptance_is_called_too_low_only_when_the_percentage_printed_is_under_the_threshold(acceptance):
-    reason = unreadable(ar1_buffer(0.5).history(), "steps", True, tau=3.0, acceptance=acceptance) or ""
+    history = ar1_buffer(0.5).history()
+    reason = unreadable(history, "steps", compared_values(history, "log_prob", False), tau=3.0,
+                        acceptance=acceptance) or ""
     printed = re.search(r"accepts ([\d.]+)% of its moves", reason)
     assert (printed is not None) == (acceptance < 0.00995)  # 0.00996 reads "1.00%": not under 1 %
     assert printed is None or float(printed.group(1)) < 100 * BARELY_MOVES

@@ -444,7 +444,7 @@ def test_diagnostics_report_ess_and_rates(client):
     values = wait_for_part(client, seen, "diagnostics", lambda d: d["window (steps)"] == 401)
     assert 0 < values["acceptance"] <= 1 and values["ESS"] > 0 and values["ESS per second"] > 0
     assert values["ESS per 1000 evaluations"] > 0 and np.isfinite(values["R-hat"]) and values["ESS per step"] > 0
-    discs_mean = float(values["ESS per chain, DISCS (2nd half)"].split(" ± ")[0])
+    discs_mean = float(values["ESS per chain, DISCS (2nd half)"].split(" ± ")[0].replace(",", ""))
     per_step = values["ESS per chain, DISCS (2nd half) per step"]
     assert 0 < discs_mean and per_step == pytest.approx(discs_mean / 200, rel=1e-3)  # the mean is shown to 4 digits
     session = RunSession(small_config(), run=1, request=1, max_particles=100_000)

@@ -139,11 +139,12 @@ def test_lattice_shows_the_chosen_chain_and_segmentation_inputs(explorer):
     lattice.chain.value = 2
     expected = headless_states(explorer.client.config, 3)[2].reshape(10, 10)
     settle(explorer, lambda: np.array_equal(lattice._state.source.data["image"][0], expected))
-    titles = [pane.object.title.text for pane in lattice._figures]
-    assert titles == ["current state", "ground truth", "noisy observation y"]
+    assert list(lattice._figures) == [lattice._state.pane, lattice._inputs]  # the inputs as a pair, small
+    assert [pane.object.title.text for pane in lattice._inputs] == ["ground truth", "observation y"]
+    assert "y from −" in lattice.key.object  # the key names the observation's grey scale too
     lattice.show_mean.value = True
-    titles = [pane.object.title.text for pane in lattice._figures]
-    assert titles[:2] == ["current state", "running mean"]
+    titles = [pane.object.title.text for pane in lattice._figures[:2]]
+    assert titles == ["current state", "running mean"]
     settle(explorer, lambda: np.isfinite(lattice._mean.source.data["image"][0]).all())
     mean = lattice._mean.source.data["image"][0]
     assert np.all((mean >= 0) & (mean <= 1))
@@ -211,7 +212,9 @@ def test_sites_are_named_as_the_picture_shows_them():
 
 def test_colour_keys_name_the_states_values():
     assert "variable false (x = 0)" in state_key("markov_network") and "x = 0: 0" not in state_key("markov_network")
-    assert "unit on (x = 1)" in state_key("from_log_prob")
+    assert "unit on (x = 1)" in state_key("from_log_prob") and "y from" not in state_key("from_log_prob")
+    segmentation = state_key("ising_segmentation", observation_spread=12_345.678)
+    assert "object (x = 1)" in segmentation and "y from −12,346 to 12,346" in segmentation
 
 
 def lattice_info(side: int = 4) -> RunInfo:

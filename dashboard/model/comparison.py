@@ -17,6 +17,10 @@ mean of the run's statistic (the energy E = −log p̃ when the statistic is
 log p̃) against the shared axis, its autocorrelation against the lag on that
 axis (second half of each trace, averaged over chains), and a line of text
 per sampler with the integrated autocorrelation time in the axis's unit.
+When either sampler is a cluster sampler, whose moves flip the sign of the
+magnetisation, both are compared on |m| (``folds``), as its traces show it.
+Numbers in the text are written out by ``numbers.number`` (a ratio of 1330,
+never "1.33e+03").
 
 The ratio of the two autocorrelation times — "which mixes faster" — is
 stated only when both traces can carry it (``unreadable``): each sampler
@@ -41,7 +45,9 @@ import numpy as np
 from samplers.diagnostics import autocorrelation_in_time, integrated_time, rhat
 
 from .buffer import TraceBuffer, chunk_of, trace_row
+from .numbers import number
 from .snapshot import BARELY_MOVES, ComparisonState
+from .statistics import folds_sign
 
 #: Points of the grid on the shared axis that the autocorrelation is computed on.
 GRID_POINTS = 400
@@ -97,19 +103,32 @@ class CompanionRun:
             self.buffer.push(chunk_of(rows), self.sampler.states)
 
 
-def trace_columns(history: dict, axis: str, energy: bool) -> dict:
-    """The shared axis and the chains' mean statistic (``energy``: −log p̃) from a trace history."""
-    values = -history["log_prob"] if energy else history["statistic"]
+def folds(names: tuple[str, str], statistic: str) -> bool:
+    """Whether the two samplers ``names`` are compared on the statistic's absolute value: when either one's traces
+    show it so (``statistics.folds_sign``, |m| for a cluster sampler), both are, so that they compare one quantity."""
+    return any(folds_sign(name, statistic) for name in names)
+
+
+def compared_values(history: dict, statistic: str, fold: bool) -> np.ndarray:
+    """Each chain's value at each row of a trace history (rows × chains): the energy −log p̃ when the statistic is
+    log p̃, else the statistic, as its absolute value when ``fold``."""
+    if statistic == "log_prob":
+        return -history["log_prob"]
+    return np.abs(history["statistic"]) if fold else history["statistic"]
+
+
+def trace_columns(history: dict, axis: str, values: np.ndarray) -> dict:
+    """The shared axis and the chains' mean of ``values`` (``compared_values``) from a trace history."""
     return {"x": history[AXES[axis][0]], "y": values.mean(axis=1)}
 
 
-def axis_acf(history: dict, axis: str, energy: bool, grid_step: float) -> tuple[np.ndarray, np.ndarray]:
-    """The statistic's autocorrelation against the lag on the shared axis, over the second half of the trace."""
+def axis_acf(history: dict, axis: str, values: np.ndarray, grid_step: float) -> tuple[np.ndarray, np.ndarray]:
+    """The autocorrelation of ``values`` (``compared_values``) against the lag on the shared axis, over the second
+    half of the trace."""
     x = history[AXES[axis][0]].astype(np.float64)
     half = x.size // 2
     if grid_step <= 0 or x.size < 16 or x[-1] <= x[half]:
         return np.zeros(0), np.zeros(0)
-    values = -history["log_prob"] if energy else history["statistic"]
     return autocorrelation_in_time(x[half:], values[half:], grid_step)
 
 
@@ -121,13 +140,14 @@ def summary(name: str, history: dict, axis: str, lags: np.ndarray, acf: np.ndarr
     evaluations = int(history["n_evals"][-1]) if history["n_evals"].size else 0
     tau = integrated_time(lags, acf)
     rate = f"{steps / seconds:,.0f}" if seconds > 0 else "–"
-    tau_text = f"{tau:.3g} {AXES[axis][1]}s" if np.isfinite(tau) else "not yet resolved"
+    tau_text = f"{number(tau)} {AXES[axis][1]}s" if np.isfinite(tau) else "not yet resolved"
     return (f"<b>{name}</b>: {steps:,} steps, {evaluations:,} evaluations, {seconds:.2f} s of compute ({rate} "
-            f"steps/s), acceptance {acceptance:.3g}, autocorrelation time {tau_text}", tau)
+            f"steps/s), acceptance {number(acceptance)}, autocorrelation time {tau_text}", tau)
 
 
-def unreadable(history: dict, axis: str, energy: bool, tau: float, acceptance: float) -> str | None:
-    """Why one sampler's autocorrelation time cannot be compared (``None`` when it can).
+def unreadable(history: dict, axis: str, values: np.ndarray, tau: float, acceptance: float) -> str | None:
+    """Why one sampler's autocorrelation time of ``values`` (``compared_values``) cannot be compared (``None`` when it
+    can).
 
     Acceptance and split-R̂ are compared with their thresholds as the sentence prints them (``SHOWN_DIGITS``), so
     that it never states a value that reads as on the other side of the threshold (R̂ 1.0503 "1.05", not settled).
@@ -136,7 +156,6 @@ def unreadable(history: dict, axis: str, energy: bool, tau: float, acceptance: f
     if not accepted >= BARELY_MOVES:
         return (f"accepts {accepted:.{SHOWN_DIGITS}%} of its moves (under {BARELY_MOVES:.0%}), so its trace is nearly "
                 "flat and says nothing about mixing")
-    values = -history["log_prob"] if energy else history["statistic"]
     second_half = values[values.shape[0] // 2:].T
     settled = round(rhat(second_half), SHOWN_DIGITS) if second_half.shape[1] >= 8 else float("nan")
     if not settled <= SETTLED_RHAT:
@@ -157,22 +176,25 @@ def tau_log_sd(history: dict, axis: str, tau: float) -> float:
 
 
 def compare(names: tuple[str, str], buffers: tuple[TraceBuffer, TraceBuffer], axis: str = "seconds",
-            energy: bool = True) -> ComparisonState:
-    """Traces, autocorrelations and summary lines of the two samplers on the shared ``axis``."""
+            statistic: str = "log_prob") -> ComparisonState:
+    """Traces, autocorrelations and summary lines of the two samplers ``names`` (registry names) on the shared
+    ``axis``, of the run's ``statistic`` as ``compared_values`` reads it."""
     histories = [buffer.history() for buffer in buffers]
+    fold = folds(names, statistic)
     column = AXES[axis][0]
     span = min(float(history[column][-1] - history[column][0]) for history in histories)
     grid_step = span / 2 / GRID_POINTS if span > 0 else 0.0
     traces, acfs, lines, reasons, taus = [], [], [], [], []
     for name, buffer, history in zip(names, buffers, histories):
-        lags, acf = axis_acf(history, axis, energy, grid_step)
+        values = compared_values(history, statistic, fold)
+        lags, acf = axis_acf(history, axis, values, grid_step)
         acceptance = buffer.recent_acceptance()
         line, tau = summary(name, history, axis, lags, acf, acceptance)
-        traces.append(trace_columns(history, axis, energy))
+        traces.append(trace_columns(history, axis, values))
         acfs.append({"lag": lags, "acf": acf})
         lines.append(line)
         taus.append(tau)
-        reason = unreadable(history, axis, energy, tau, acceptance)
+        reason = unreadable(history, axis, values, tau, acceptance)
         if reason:
             reasons.append(f"{name} {reason}")
     if reasons:
@@ -182,6 +204,6 @@ def compare(names: tuple[str, str], buffers: tuple[TraceBuffer, TraceBuffer], ax
         ratio = taus[slower] / taus[faster]
         noise = 2 * np.hypot(*(tau_log_sd(history, axis, tau) for history, tau in zip(histories, taus)))
         verdict = (f"{names[faster]} mixes faster per {AXES[axis][1]}" if np.log(ratio) > noise else
-                   f"no clear difference: within the estimates' noise, ×{np.exp(noise):.2g}")
-        lines.append(f"autocorrelation-time ratio {names[slower]} / {names[faster]}: {ratio:.3g}× ({verdict})")
+                   f"no clear difference: within the estimates' noise, ×{number(np.exp(noise))}")
+        lines.append(f"autocorrelation-time ratio {names[slower]} / {names[faster]}: {number(ratio)}× ({verdict})")
     return ComparisonState(trace=tuple(traces), acf=tuple(acfs), lines=tuple(lines))

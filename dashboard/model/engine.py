@@ -14,17 +14,13 @@ dashboard (every session's script asks for it; the first call creates it).
 from __future__ import annotations
 
 import multiprocessing
-import multiprocessing.forkserver
 import threading
 from dataclasses import dataclass
 
 from .budget import Budget
+from .forkserver import start_forkserver
 from .uploads import format_bytes
 from .worker import run_process, serve
-
-#: Modules a forkserver imports once, so that every worker forked from it starts warm
-#: (``forkserver_preload`` also compiles the samplers' kernels, ``samplers.warmup``).
-PRELOAD = ["dashboard.model.forkserver_preload"]
 
 
 class ServerBusy(RuntimeError):
@@ -80,14 +76,9 @@ class Engine:
         self._lock = threading.Lock()
         self._reserved: dict[int, int] = {}  # id of a client → bytes its run was estimated to hold
         self._workers: dict[int, WorkerHandle] = {}
-        self._context = None if in_process else multiprocessing.get_context("forkserver")
-        if self._context is not None:
-            self._context.set_forkserver_preload(PRELOAD)
-            # Start the forkserver (it imports the samplers and loads their compiled kernels once, a few
-            # seconds; longer if a kernel must be compiled, after an edit) now, beside the server, rather than
-            # in the first session's request.
-            threading.Thread(target=multiprocessing.forkserver.ensure_running, name="forkserver-start",
-                             daemon=True).start()
+        # The forkserver starts now (unless a served dashboard's warm-up started it already, ``dashboard.serving``)
+        # and preloads beside the server, rather than in the first session's request (``model.forkserver``).
+        self._context = None if in_process else start_forkserver()
 
     # -- the ledger ----------------------------------------------------------------------------------------
     def _prune(self) -> None:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .numbers import number
+
 
 @dataclass(frozen=True)
 class Frame:
@@ -66,7 +68,7 @@ class MoveReplay:
             state = proposal if self.accepted else self.start
             outcome = "accepted" if self.accepted else "rejected: the chain stays at its start"
             return Frame(state, self.sites[:k], self.sites[k:],
-                         f"move {outcome} (α = {self.acceptance:.3g}); distance from c: {self._distance(state)} "
+                         f"move {outcome} (α = {number(self.acceptance)}); distance from c: {self._distance(state)} "
                          f"= n, as before the move")
         state = self._after(t)
         first = t <= k

@@ -25,7 +25,6 @@ the process at once.
 
 from __future__ import annotations
 
-import multiprocessing
 import shutil
 import tempfile
 import threading
@@ -38,7 +37,8 @@ from sweeps.bake_off.summary import RANKED_BY
 from sweeps.bake_off.task import TUNING_SHARE, variants
 
 from .config import RunConfig
-from .engine import PRELOAD, Engine, ServerBusy
+from .engine import Engine, ServerBusy
+from .forkserver import start_forkserver
 from .uploads import format_bytes
 from .worker import describe, limit_memory, sample_at_low_priority
 
@@ -214,8 +214,7 @@ class Race:
             except ServerBusy as error:
                 return self._refuse(str(error))
             _RUNNING.add(self.key)
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(PRELOAD)
+        context = start_forkserver()
         self._results = tempfile.mkdtemp(prefix="race-")
         self._connection, theirs = context.Pipe(duplex=False)
         self._process = context.Process(target=run_race, name=f"race-{-self.key:x}", daemon=True,

@@ -35,6 +35,7 @@ from .comparison import CompanionRun, compare
 from .config import RunConfig, to_jsonable
 from .images import as_image
 from .move_replay import MoveReplay
+from .numbers import number
 from .opad_tracker import OpadTracker, tracking_problem
 from .snapshot import (AdaptationState, BvsInfo, DagInfo, Display, LearningState, RunInfo, Snapshot,
                        Status, TemperingState, TuningState)
@@ -99,7 +100,7 @@ def diagnostics(recent: dict) -> dict:
     for rate, value in _rates(pooled, n - 1, spent["n_evals"][0], spent["seconds"][0]).items():
         result[f"{ESS_DEFINITIONS[0]} {rate}"] = value
     for name, (values, second_half) in per_chain.items():
-        result[name] = f"{np.mean(values):.4g} ± {float(f'{np.std(values):.2g}'):g}"  # the spread to 2 digits
+        result[name] = f"{number(np.mean(values))} ± {number(float(f'{np.std(values):.2g}'))}"  # spread: 2 digits
         steps = n - 1 - half if second_half else n - 1
         for rate, value in _rates(float(np.mean(values)), steps, spent["n_evals"][second_half],
                                   spent["seconds"][second_half]).items():
@@ -490,7 +491,7 @@ class RunSession:
         if self.companion is not None and self._slow_part_due("comparison", self._comparison_due, everything, refresh):
             parts["comparison"] = compare((self.config.sampler, self.config.compare_sampler),
                                           (self.buffer, self.companion.buffer), self.companion.axis,
-                                          energy=self.config.statistic == "log_prob")
+                                          self.config.statistic)
         return Snapshot(run=self.run, status=self.status(), new_history=drained.new_history,
                         full_history=drained.full_history, **parts)
 

@@ -8,6 +8,10 @@ Each statistic maps a batch of states and their log p̃ to one number per chain:
 * ``agreement``     the fraction of pixels matching the ground truth (segmentation);
 * ``hamming``       the Hamming distance to a fixed random reference state (always; the
                     DISCS benchmark's statistic, ``samplers.diagnostics.hamming_distance``).
+
+A cluster sampler (``CLUSTER_SAMPLERS``) flips whole domains at once, so its
+magnetisation jumps between +m and −m: its traces, and a comparison it takes
+part in, read |m| instead (``folds_sign``).
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ LABELS = {
     "agreement": "agreement with truth",
     "hamming": "Hamming distance to a random reference state",
 }
+#: Samplers that flip whole domains at once: their magnetisation jumps between +m and −m.
+CLUSTER_SAMPLERS = frozenset({"swendsen_wang", "wolff"})
 
 
 def available_statistics(target: Target) -> dict[str, Statistic]:
@@ -48,3 +54,8 @@ def available_statistics(target: Target) -> dict[str, Statistic]:
 def statistic_names(target: Target | type[Target]) -> list[str]:
     """Names of the statistics for a target or a target class (they depend only on its methods)."""
     return list(available_statistics(target))
+
+
+def folds_sign(sampler: str, statistic: str) -> bool:
+    """Whether ``sampler``'s ``statistic`` is read as its absolute value: the magnetisation of a cluster sampler."""
+    return statistic == "magnetisation" and sampler in CLUSTER_SAMPLERS

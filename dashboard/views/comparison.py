@@ -6,7 +6,8 @@ advance in the run's worker for as much of the shared axis
 ``model.comparison``). Left: the chains' mean of the run's statistic — the
 energy E = −log p̃ when it is log p̃ — against that axis. Right: its
 autocorrelation against the lag on that axis, averaged over chains (Hamze &
-de Freitas, Figs. 2–4, in compute seconds). A line of text gives steps,
+de Freitas, Figs. 2–4, in compute seconds); the magnetisation as |m| when
+either sampler is a cluster sampler (``model.comparison.folds``). A line of text gives steps,
 evaluations, compute, acceptance and the integrated autocorrelation time of
 each, and their ratio. Drawn from the ``ComparisonState`` the worker sends
 about once a second.
@@ -18,7 +19,7 @@ import panel as pn
 from bokeh.models import ColumnDataSource
 from bokeh.plotting import figure
 
-from ..model.comparison import AXES
+from ..model.comparison import AXES, folds
 from ..model.snapshot import RunInfo, Snapshot
 from ..model.statistics import LABELS
 from .base import LiveView, plain
@@ -71,14 +72,17 @@ class ComparisonView(LiveView):
         for item, name in zip(legend.items, (info.sampler, info.companion)):
             item.label = {"value": name}
         axis = f"{AXES[info.compare_axis][1]}s"
-        quantity = "E = −log p̃" if info.statistic == "log_prob" else LABELS.get(info.statistic, info.statistic)
+        folded = folds((info.sampler, info.companion), info.statistic)
+        label = LABELS.get(info.statistic, info.statistic)
+        quantity = "E = −log p̃" if info.statistic == "log_prob" else f"|{label}|" if folded else label
         fit_title(self.trace_figure, f"mean {quantity} over chains against {axis}")
         self.trace_figure.xaxis.axis_label = axis
         fit_axis_label(self.trace_figure.yaxis, f"mean {quantity}", PLOT_PIXELS)
         fit_title(self.acf_figure, f"autocorrelation of {quantity} against the lag in {axis}")
         self.acf_figure.xaxis.axis_label = f"lag ({axis})"
+        why = f" Both are compared on {quantity}: a cluster move flips the sign of whole domains." if folded else ""
         self.heading.object = (f"<b>{info.sampler}</b> and <b>{info.companion}</b> at equal {axis}: each gets as "
-                               f"many {axis} as the other.")
+                               f"many {axis} as the other.{why}")
         self.status.object = ""
 
     def update(self, snapshot: Snapshot) -> None:

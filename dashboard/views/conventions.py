@@ -5,20 +5,23 @@
 - Titles fit their plot (``fit_title``): wrapped onto lines that a narrow plot holds, never cut.
 - Ticks read as numbers (``number_ticks``, ``integer_ticks``, ``log_ticks``): integers as integers, large
   numbers in engineering notation with an SI prefix and a unit (200k steps, 1.3 ms), never "2.000e+5".
-- Numbers in text (``number``): whole numbers from 1000 on (8430, 12,345), others to four significant
-  digits written out (0.0000123), never "8.43e+03".
-- A trace is one tangle-free summary (``TRACE_LINES``, ``folds_sign``): the mean over the chains, their band
-  when there are several, at most ``TRACE_LINES`` single chains drawn faint, and the magnetisation of a cluster
-  sampler, whose moves flip the sign of whole domains, as |m|.
+- Numbers in text are whole from 1000 on (8430, 12,345), four significant digits written out below
+  (0.0000123), never "8.43e+03" (``number``, defined in ``dashboard.model.numbers`` so that the worker's texts,
+  the comparison's verdict, use it too).
+- A trace is one tangle-free summary (``TRACE_LINES``): the mean over the chains, their band when there are
+  several, at most ``TRACE_LINES`` single chains drawn faint, and the magnetisation of a cluster sampler, whose
+  moves flip the sign of whole domains, as |m| (``dashboard.model.statistics.folds_sign``, which the comparison
+  of two samplers follows too).
 """
 
 from __future__ import annotations
 
 import textwrap
 
-import numpy as np
 from bokeh.models import BasicTicker, CDSView, ColumnDataSource, CustomJSFilter, CustomJSTickFormatter, Legend, \
     LogTicker
+
+from ..model.numbers import number  # noqa: F401  (the views' number formatter, which model code shares)
 
 #: Width of a character of a title or an axis label (px, bold 9–10 pt).
 CHAR_PIXELS = 8
@@ -40,8 +43,6 @@ const n = source.get_length();
 const k = Math.max(1, Math.ceil(n / THIN_POINTS));
 return Array.from({length: n}, (_, i) => i % k === 0 || i === n - 1);
 """
-#: Samplers that flip whole domains at once: their magnetisation jumps between +m and −m.
-CLUSTER_SAMPLERS = frozenset({"swendsen_wang", "wolff"})
 
 #: Engineering notation in JavaScript: one SI prefix for the axis (k from 10⁴, M, G; m, µ below 0.01; on a log
 #: axis, PER_TICK, one per tick), as many decimals as the ticks have (at most 6), then the unit; never exponent
@@ -129,17 +130,3 @@ def thinned(source: ColumnDataSource) -> CDSView:
     """A view of ``source`` that keeps at most ``THIN_POINTS`` of its rows, evenly spaced (computed in the browser,
     as rows stream in): single chains drawn through it stay lines, not a block."""
     return CDSView(filter=CustomJSFilter(code=THIN_JS.replace("THIN_POINTS", str(THIN_POINTS))))
-
-
-def folds_sign(sampler: str, statistic: str) -> bool:
-    """Whether a trace of ``statistic`` draws its absolute value: the magnetisation of a cluster sampler."""
-    return statistic == "magnetisation" and sampler in CLUSTER_SAMPLERS
-
-
-def number(value: float) -> str:
-    """``value`` for a sentence or a table: from 1000 on a whole number (with thousands separators from 10,000),
-    below it four significant digits written out; never exponent notation (it reads back with
-    ``float(text.replace(",", ""))``)."""
-    if abs(value) >= 1000:
-        return f"{value:,.0f}" if abs(value) >= 10_000 else f"{value:.0f}"
-    return np.format_float_positional(value, precision=4, fractional=False, trim="-")

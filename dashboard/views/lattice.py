@@ -5,11 +5,15 @@ a ring as a row of spins, variable selection as a row of named predictors, a
 DAG as its adjacency matrix (parents × children, named), an RBM as its visible
 image beside its hidden units (each block titled under it), other targets as a
 near-square grid of their bits (row-major; see ``model.images``). For the
-segmentation target the ground-truth object and
-the noisy observation are drawn beside it. The running mean of the chain's
-states (its marginals) can be shown too. The worker draws the chain, slice
-and mean asked for here (``RunClient.show``) into each snapshot's images;
-Bokeh image sources are replaced in place, which costs a few milliseconds
+segmentation target the ground-truth object and the noisy observation are
+drawn small (``INPUT_SIDE``), side by side under the state, so that the state,
+both inputs and their colour key (which names the observation's grey scale
+too) fit the first screen of a 1000 px window. The running mean of the
+chain's states (its marginals) can be shown too. The controls above the
+pictures wrap in a narrow card: the checkbox's label onto a second line, the
+button under them. The worker draws the chain, slice and mean asked for here
+(``RunClient.show``) into each snapshot's images; Bokeh image sources are
+replaced in place, which costs a few milliseconds
 (see ``shared/notes/panel-live-streaming.md``).
 
 Slow motion (intracluster moves): the button asks the worker for one move
@@ -31,6 +35,7 @@ from targets.base import ImageAxes
 
 from ..model.images import grid_shape
 from ..model.move_replay import MoveReplay
+from ..model.numbers import number
 from ..model.snapshot import RunInfo, Snapshot
 from .base import LiveView
 
@@ -50,16 +55,25 @@ BIT_MEANINGS = {"ising_segmentation": ("background", "object"), "rbm": ("pixel o
                 "boltzmann": ("spin −1", "spin +1"), "bvs": ("predictor out", "predictor in"),
                 "dag": ("no edge", "edge"), "markov_network": ("variable false", "variable true")}
 MEAN_BAR_PIXELS = 50
+#: Pixels of the longer side of the segmentation's ground truth and observation: two side by side fit a state card
+#: 270 px wide (a 1000 px window), under the state and above the key within the first screen.
+INPUT_SIDE = 120
+#: Narrowest width of the running-mean checkbox (px): beside the chain input in a 270 px card, its label on two lines.
+CHECKBOX_MIN_WIDTH = 120
 
 
-def state_key(target_name: str) -> str:
-    """The colour key of a state image (HTML): a swatch for bits 0 and 1 named by what they mean for this target."""
+def state_key(target_name: str, observation_spread: float | None = None) -> str:
+    """The colour key of a state image (HTML): a swatch for bits 0 and 1 named by what they mean for this target;
+    with ``observation_spread`` also the grey scale of the noisy observation y, from −spread (black) to +spread."""
     meanings = BIT_MEANINGS.get(target_name, ("unit off", "unit on"))
-    swatch = ("<span style='display:inline-block;width:14px;height:14px;background:{};border:1px solid #888;"
-              "vertical-align:middle;margin:0 4px 0 10px'></span>{} (x = {})")
-    return ("<span style='font-size:0.9em'>"
-            + "".join(swatch.format(colour, meaning, bit) for bit, (colour, meaning) in
-                      enumerate(zip(STATE_COLOURS, meanings))) + "</span>")
+    swatch = ("<span style='white-space:nowrap'><span style='display:inline-block;width:{}px;height:14px;"
+              "background:{};border:1px solid #888;vertical-align:middle;margin:0 4px 0 10px'></span>{}</span> ")
+    items = [swatch.format(14, colour, f"{meaning} (x = {bit})")
+             for bit, (colour, meaning) in enumerate(zip(STATE_COLOURS, meanings))]
+    if observation_spread is not None:
+        shown = number(observation_spread)
+        items.append(swatch.format(42, "linear-gradient(to right, #000, #fff)", f"y from −{shown} to {shown}"))
+    return "<span style='font-size:0.9em'>" + "".join(items) + "</span>"
 
 
 class ImagePanel:
@@ -156,7 +170,9 @@ class LatticeView(LiveView):
         self.chain = pn.widgets.IntInput(label="chain shown", value=0, start=0, width=110,
                                          description="Index of the chain drawn in the lattice view.")
         self.depth = pn.widgets.IntSlider(label="slice (3-D lattice)", value=0, start=0, end=1, width=200)
-        self.show_mean = pn.widgets.Checkbox(label="show running mean (marginals)", value=False)
+        self.show_mean = pn.widgets.Checkbox(label="show running mean (marginals)", value=False,
+                                             sizing_mode="stretch_width", min_width=CHECKBOX_MIN_WIDTH,
+                                             styles={"flex": f"1 1 {CHECKBOX_MIN_WIDTH}px"})
         self._state = ImagePanel("current state", STATE_COLOURS)
         self.walk_source = ColumnDataSource({"x": [], "y": [], "color": []})
         self._state.figure.rect("x", "y", 0.9, 0.9, source=self.walk_source, fill_alpha=0.0, line_color="color",
@@ -170,12 +186,14 @@ class LatticeView(LiveView):
         self._frame = 0
         self._frame_shown_at = -np.inf
         self._mean = ImagePanel("running mean", MEAN_PALETTE)
-        self._truth = ImagePanel("ground truth", STATE_COLOURS)
-        self._observation = ImagePanel("noisy observation y", OBSERVATION_PALETTE, low=-1.0)
+        self._truth = ImagePanel("ground truth", STATE_COLOURS, side=INPUT_SIDE)
+        self._observation = ImagePanel("observation y", OBSERVATION_PALETTE, low=-1.0, side=INPUT_SIDE)
+        self._inputs = pn.FlexBox(self._truth.pane, self._observation.pane)  # one item: the pair is never split
         self._mean.figure.add_layout(ColorBar(color_mapper=self._mean.mapper, width=8, padding=2), "right")
         self._figures = pn.FlexBox(sizing_mode="stretch_width")
         self.key = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["state-key"])
-        self._layout = pn.Column(pn.Row(self.chain, self.depth, self.show_mean, self.slow_motion),
+        self._layout = pn.Column(pn.FlexBox(self.chain, self.depth, self.show_mean, self.slow_motion,
+                                            align_items="center", sizing_mode="stretch_width"),
                                  self.replay_status, self._figures, self.key, sizing_mode="stretch_width")
         self._info: RunInfo | None = None
         self._last_image: np.ndarray | None = None
@@ -200,22 +218,22 @@ class LatticeView(LiveView):
         for panel in (self._truth, self._observation):
             panel.configure(shape)
         self._has_inputs = bool(info.inputs)
+        spread = None
         if self._has_inputs:
             spread = float(np.abs(info.inputs["observation"]).max())
             self._observation.mapper.update(low=-spread, high=spread)
             self._truth.show(info.inputs["ground_truth"])
             self._observation.show(info.inputs["observation"])
         self._mean.figure.width += MEAN_BAR_PIXELS  # its colour bar beside the image, not taken from it
-        self.key.object = state_key(info.target_name)
+        self.key.object = state_key(info.target_name, spread)
         self._arrange()
         self.slow_motion.visible = info.capabilities.replays_moves
         self._stop_replay()
 
     def _arrange(self) -> None:
-        """The state, the running mean if asked for, then the target's inputs (segmentation)."""
-        shown = [self._state] + ([self._mean] if self.show_mean.value else [])
-        shown += [self._truth, self._observation] if self._has_inputs else []
-        self._figures[:] = [panel.pane for panel in shown]
+        """The state, the running mean if asked for, then the target's inputs (segmentation), as a pair."""
+        shown = [self._state.pane] + ([self._mean.pane] if self.show_mean.value else [])
+        self._figures[:] = shown + ([self._inputs] if self._has_inputs else [])
 
     def _on_display(self, *events) -> None:
         """A widget changed what to draw: tell the worker (its next snapshot draws it)."""

@@ -22,10 +22,10 @@ from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
 from ..model.snapshot import RunInfo, Snapshot
-from ..model.statistics import LABELS
+from ..model.statistics import LABELS, folds_sign
 from .base import LiveView, plain
-from .conventions import CHAIN_ALPHA, TRACE_LINES as MAX_LINES, fit_axis_label, folds_sign, integer_ticks, key, \
-    number_ticks, thinned
+from .conventions import CHAIN_ALPHA, TRACE_LINES as MAX_LINES, fit_axis_label, integer_ticks, key, number_ticks, \
+    thinned
 
 #: The band's percentiles over the chains.
 BAND = (10, 90)

@@ -390,7 +390,7 @@ def test_new_runs_do_not_grow_the_browser_document(page: Page):
 
 #: A digest of every data source drawn in the plot titled ``title``: the number of rows of
 #: its longest source and all its numeric columns as text (changes whenever any curve does).
-PLOT_SOURCES_JS = """
+PLOT_SOURCES_JS = r"""
 (title) => {
   const docs = (window.Bokeh && window.Bokeh.documents) || [];
   if (!docs.length || !docs[0].views_manager) return null;
