@@ -7,6 +7,7 @@ count the work done in a time window.
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -14,18 +15,20 @@ import pytest
 
 import samplers
 import targets
+from samplers.inspection import ProposalInspection
 from dashboard.model.buffer import Chunk, TraceBuffer
 from dashboard.model.client import RunClient
 from dashboard.model.comparison import SETTLED_RHAT, compare, compared_values, folds, unreadable
 from dashboard.model.config import RunConfig
 from dashboard.model.engine import Engine
 from dashboard.model.move_replay import MoveReplay
-from dashboard.model.numbers import number
+from dashboard.model.numbers import exp_number, number, wide_number
 from dashboard.model.session import RunSession
 from dashboard.model.snapshot import BARELY_MOVES, Display
 from dashboard.views.adaptation import AdaptationView
 from dashboard.views.balancing import thinned
 from dashboard.views.comparison import ComparisonView
+from dashboard.views.inspector import describe
 from dashboard.views.lattice import LatticeView
 from tests.explorer_driver import TIMEOUT, applied, built, card, make_explorer, settle, view
 
@@ -211,6 +214,24 @@ def test_the_comparison_names_the_faster_sampler_only_when_its_data_show_it(axis
                                             (0.0000123, "0.0000123"), (2.5, "2.5"), (0.23456, "0.2346")])
 def test_a_number_in_a_sentence_is_written_out(value, printed):
     assert number(value) == printed and float(printed.replace(",", "")) == pytest.approx(value, rel=1e-3)
+
+
+@pytest.mark.parametrize("value, printed", [(0.0123, "0.0123"), (8430.0, "8430"), (3.2e-38, "3.2 × 10⁻³⁸"),
+                                            (1e-300, "10⁻³⁰⁰"), (9.96e-38, "10⁻³⁷"), (0.0, "0"), (-2e-9, "−2 × 10⁻⁹")])
+def test_a_number_of_any_size_is_written_as_a_power_of_ten_beyond_the_written_out_range(value, printed):
+    assert wide_number(value) == printed and "e" not in printed
+    if value > 0:
+        assert exp_number(math.log(value)) == printed
+    assert exp_number(float("-inf")) == "0" and exp_number(2000.0) == "3.9 × 10⁸⁶⁸"  # e^2000, beyond any float
+
+
+def test_the_inspector_writes_a_probability_ratio_of_any_size_without_exponent_notation():
+    inspection = ProposalInspection(kind="path", step=7, before=np.zeros(6, np.uint8), proposed_sites=np.array([3]),
+                                    accepted=False, log_target_ratio=-900.0, log_q_forward=-800.0, log_q_reverse=-2.0,
+                                    acceptance=1e-300, path=np.array([3, 4]))
+    said = describe(inspection)
+    assert "p̃(y)/p̃(x) = 1.4 × 10⁻³⁹¹" in said and "acceptance probability 10⁻³⁰⁰" in said
+    assert not re.search(r"\de[+-]?\d", said)
 
 
 def test_a_ratio_of_a_thousand_is_printed_without_exponent_notation(monkeypatch):

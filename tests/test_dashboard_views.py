@@ -631,7 +631,7 @@ def test_tempering_view_shows_each_pairs_exchange_rate():
                and all(0 < rate <= 1 for rate in tempering.source.data["acceptance"]))
         assert len(tempering.source.data["pair"]) == 3
         assert tempering.figure.x_range.factors == tempering.source.data["pair"]
-        assert tempering.source.data["pair"][0] == "β 1 ↔ 0.464"
+        assert tempering.source.data["pair"][0] == "β 1 ↔ 0.4642"
         status = tempering.status.object
         assert "4 replicas of <b>metropolis</b> on p̃^β" in status and "weakest pair" in status
     finally:

@@ -14,6 +14,7 @@ import panel as pn
 from bokeh.models import ColumnDataSource, Span
 from bokeh.plotting import figure
 
+from ..model.numbers import wide_number
 from ..model.snapshot import AdaptationState, RunInfo, Snapshot
 from .balancing import thinned
 from .base import LiveView, plain, tuning_line
@@ -26,7 +27,7 @@ TRACES = {"gamma": ("bias γ (γ = 1: the paper's γ = β)", "γ"), "walk_length
 def adaptation_status(state: AdaptationState) -> str:
     """What the tuning is doing: adapting (with the warning that the chain is adaptive MCMC meanwhile) or frozen."""
     return tuning_line(state.adapting, "γ and the walk length", state.step, state.burn_in, state.target_acceptance,
-                       state.frozen_at, f"γ = {state.gamma:.3g}, walk length {state.walk_length}")
+                       state.frozen_at, f"γ = {wide_number(state.gamma)}, walk length {state.walk_length}")
 
 
 class AdaptationView(LiveView):

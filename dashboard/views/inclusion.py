@@ -19,6 +19,7 @@ from bokeh.transform import dodge
 
 from samplers.opad import KINDS
 
+from ..model.numbers import wide_number
 from ..model.snapshot import RunInfo, Snapshot
 from .base import LiveView, plain
 from .conventions import legend_outside, number_ticks
@@ -41,7 +42,7 @@ def bar_columns(names: list[str], marginals: dict, truth: np.ndarray | None) -> 
 def largest_errors(marginals: dict, quantity: str) -> str:
     """Largest absolute error of each estimate of ``quantity`` against the exact marginals."""
     exact = marginals["exact"]
-    parts = [f"{BAR_LABELS[kind]} {np.abs(marginals[kind] - exact).max():.3g}" for kind in KINDS]
+    parts = [f"{BAR_LABELS[kind]} {wide_number(np.abs(marginals[kind] - exact).max())}" for kind in KINDS]
     return f"largest error of {quantity}: " + " · ".join(parts)
 
 

@@ -35,6 +35,7 @@ from bokeh.plotting import figure
 from samplers.inspection import ProposalInspection
 
 from ..model.images import grid_shape, in_slice, site_name, step_labels
+from ..model.numbers import exp_number, number, wide_number
 from ..model.snapshot import RunInfo, Snapshot
 from .base import LiveView
 from .lattice import STATE_COLOURS, WALK_COLOURS, ImagePanel, state_key
@@ -101,27 +102,28 @@ def describe(inspection: ProposalInspection, name: Callable[[int], str] = lambda
     outcome = "<b style='color:#2a9d8f'>accepted</b>" if inspection.accepted else \
         "<b style='color:#e63946'>rejected</b>"
     text = [f"Step {inspection.step:,}. Proposed: flip {where}; "
-            f"p̃(y)/p̃(x) = {math.exp(min(inspection.log_target_ratio, 700)):.4g}; {outcome}."]
+            f"p̃(y)/p̃(x) = {exp_number(inspection.log_target_ratio)}; {outcome}."]
     kind, path = inspection.kind, inspection.path
     if kind == "block":
         text.append(f"Block {{{', '.join(map(name, path))}}} chosen uniformly (P = "
-                    f"{math.exp(inspection.log_block_choice):.3g}); the values drawn for it had probability "
-                    f"{math.exp(inspection.log_q_forward):.3g} given the rest. A Gibbs block move is always kept "
+                    f"{exp_number(inspection.log_block_choice)}); the values drawn for it had probability "
+                    f"{exp_number(inspection.log_q_forward)} given the rest. A Gibbs block move is always kept "
                     "(it may keep the block's values).")
     elif kind == "path":
         text.append(f"Path of {path.size} flip{'' if path.size == 1 else 's'} {_sites(path, name)}: q(path | x) = "
-                    f"{math.exp(inspection.log_q_forward):.3g}, the reversed path from y q = "
-                    f"{math.exp(inspection.log_q_reverse):.3g}; acceptance probability {inspection.acceptance:.3g}.")
+                    f"{exp_number(inspection.log_q_forward)}, the reversed path from y q = "
+                    f"{exp_number(inspection.log_q_reverse)}; acceptance probability "
+                    f"{wide_number(inspection.acceptance)}.")
     elif kind == "walk":
         half = path.size // 2
         text.append(f"First walk (red, 1–{half}) {_sites(path[:half], name)}; second walk (cyan, {half + 1}–"
                     f"{path.size}) {_sites(path[half:], name)}. Path probabilities (Eq. 3): log f(forward) = "
-                    f"{inspection.log_q_forward:.4g}, log f(reverse) = {inspection.log_q_reverse:.4g}; acceptance "
-                    f"probability (Eq. 6) {inspection.acceptance:.3g}.")
+                    f"{number(inspection.log_q_forward)}, log f(reverse) = {number(inspection.log_q_reverse)}; "
+                    f"acceptance probability (Eq. 6) {wide_number(inspection.acceptance)}.")
     elif kind != "other":
-        text.append(f"q(y | x) = {math.exp(inspection.log_q_forward):.3g}, reverse q(x | y) = "
-                    f"{math.exp(inspection.log_q_reverse):.3g}; acceptance probability "
-                    f"{inspection.acceptance:.3g}.")
+        text.append(f"q(y | x) = {exp_number(inspection.log_q_forward)}, reverse q(x | y) = "
+                    f"{exp_number(inspection.log_q_reverse)}; acceptance probability "
+                    f"{wide_number(inspection.acceptance)}.")
     if kind == "other":
         text.append("This sampler's proposal is not a distribution over single sites, blocks or paths (clusters "
                     "or replicas): the ringed sites are what the move changed.")

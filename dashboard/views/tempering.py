@@ -15,6 +15,7 @@ import panel as pn
 from bokeh.models import ColumnDataSource, Range1d
 from bokeh.plotting import figure
 
+from ..model.numbers import number
 from ..model.snapshot import RunInfo, Snapshot, TemperingState
 from .base import LiveView
 from .conventions import fit_axis_label, number_ticks
@@ -27,14 +28,14 @@ PLOT_PIXELS = 110
 
 def pair_labels(betas: np.ndarray) -> list[str]:
     """'β = 1 ↔ 0.71', … for each neighbouring pair of the ladder."""
-    return [f"β {betas[k]:.3g} ↔ {betas[k + 1]:.3g}" for k in range(len(betas) - 1)]
+    return [f"β {number(betas[k])} ↔ {number(betas[k + 1])}" for k in range(len(betas) - 1)]
 
 
 def tempering_status(state: TemperingState) -> str:
     """One line: the ladder, the base sampler and the weakest exchange."""
     rates = state.swap_acceptance
     text = (f"{len(state.betas)} replicas of <b>{state.base}</b> on p̃^β, from β = 1 (the target itself, shown) down "
-            f"to β = {state.betas[-1]:.3g} (a model's own β is multiplied by these), exchanges every "
+            f"to β = {number(state.betas[-1])} (a model's own β is multiplied by these), exchanges every "
             f"{state.swap_every} step(s)")
     if not np.any(np.isfinite(rates)):
         return text + "; no exchange yet"

@@ -31,7 +31,7 @@ from .conventions import CHAIN_ALPHA, TRACE_LINES as MAX_LINES, fit_axis_label, 
 BAND = (10, 90)
 BAND_COLOUR = "#9aa5b1"
 #: The trace's title until the run takes its first step (one line of ``conventions.TITLE_CHARS``).
-WAITING = "Start or Step to draw the trace"
+WAITING = "Press Start or Step"  # short: a 270 px plot (a 1000 px window) shows it whole
 X_AXES = {"steps": "step", "target evaluations": "n_evals"}
 #: Height of a trace figure, and the pixels of it its y axis spans.
 HEIGHT = 200

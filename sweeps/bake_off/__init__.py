@@ -19,7 +19,8 @@ as one sweep (``sweeps.run_sweep``: serial with ``workers=0``, a local Dask
 cluster, or ``scheduler``; stored under ``results``, resumable, the same
 numbers at any scale on the evaluations and steps axes). ``on_result(result)``
 is called with the bake-off so far after each run is stored: a page can show
-the ranking as the runs come back. The measures, ranking and verdict are
+the ranking as the runs come back (an exception it raises ends the bake-off;
+the runs stored so far are kept, and a later call resumes from them). The measures, ranking and verdict are
 ``summary``'s; ``result.save(directory)`` writes the report (``report``).
 """
 
