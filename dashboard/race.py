@@ -53,8 +53,9 @@ def introduction(settings: RaceSettings) -> str:
     what = LABELS.get(settings.statistic, settings.statistic)
     return (f"<p style='font-size:15px'>Every sampler that applies to the current target runs {settings.seeds} times "
             f"(independent seeds), {settings.chains} chains each, for {number(settings.budget)} target "
-            f"{plain(settings.axis)} after a tuning burn-in of at most {TUNING_SHARE:.0%} more. They are ranked by the "
-            f"effective sample size of {plain(what)} per 1,000 {plain(settings.axis)}, with 95 % intervals over the "
+            f"{plain(settings.axis)} after a tuning burn-in budgeted at {TUNING_SHARE:.0%} of that (more for a sampler "
+            f"whose fewest tuning steps cost more). They are ranked by the effective sample size of {plain(what)} per "
+            f"1,000 {plain(settings.axis)}, with 95 % intervals over the "
             f"seeds. A winner is named only when the ratio of its rate to every other sampler's has a 95 % "
             f"interval entirely above 1; otherwise it is a tie.</p>")
 

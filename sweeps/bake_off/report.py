@@ -21,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from dashboard.model.numbers import number
+
 from .summary import MEASURES, RANKED_BY, SETTLED_RHAT
 
 #: A list longer than this is elided in a printed kernel.
@@ -28,9 +30,10 @@ SHOWN_VALUES = 6
 
 
 def _cell(mean: float, low: float, high: float) -> str:
+    """A measure and its interval, as the dashboard writes numbers (``number``: never exponent notation)."""
     if not math.isfinite(mean):
         return "—"
-    return f"{mean:.3g} [{low:.3g}, {high:.3g}]" if math.isfinite(low) else f"{mean:.3g}"
+    return f"{number(mean)} [{number(low)}, {number(high)}]" if math.isfinite(low) else number(mean)
 
 
 def _short(value):
@@ -64,8 +67,10 @@ def table_text(result) -> str:
 def text(result) -> str:
     """The whole report as text (module docstring)."""
     tuning = [run.tuning_used / run.used for runs in result.runs.values() for run in runs if run.used > 0]
-    spent = (f"tuning before it: {min(tuning):.0%}–{max(tuning):.0%} of that more, as each sampler needed, at most "
-             f"{result.tuning_share:.0%}" if tuning else f"tuning before it: at most {result.tuning_share:.0%} more")
+    budgeted = (f"its budget {result.tuning_share:.0%} of that, which a sampler whose fewest tuning steps cost more "
+                "exceeds")
+    spent = (f"tuning before it: {min(tuning):.0%}–{max(tuning):.0%} of that more, as measured; {budgeted}"
+             if tuning else f"tuning before it: {budgeted}")
     lines = [f"Bake-off on {result.target_name} (d = {result.dim}): {result.budget:g} {result.axis} per run "
              f"({spent}), {result.seeds} seeds × {result.chains} chains, statistic {result.statistic}; ranked by "
              f"{RANKED_BY[result.axis]}.", ""]
