@@ -123,7 +123,7 @@ def outcome(latest: RaceSnapshot) -> str:
     the runs that failed, each with its reason (HTML)."""
     parts = []
     if latest.verdict:
-        headline = f"Winner: {plain(latest.winner)}" if latest.winner else "Tie: no sampler is a clear winner"
+        headline = plain(latest.headline)
         colour = VERDICT_COLOURS["winner" if latest.winner else "tie"]
         parts.append(f"<div class='race-verdict' style='background:{colour};padding:6px 10px;font-size:15px'>"
                      f"<b style='font-size:18px'>"

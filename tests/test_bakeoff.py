@@ -19,7 +19,7 @@ from sweeps import bakeoff
 from sweeps.__main__ import main
 from sweeps.bake_off import TargetSource, as_source
 from sweeps.bake_off.phases import tune
-from sweeps.bake_off.summary import MEASURES, UNRESOLVED, RunMeasures, spread, verdict
+from sweeps.bake_off.summary import MEASURES, UNRESOLVED, UNSETTLED, RunMeasures, spread, verdict
 from sweeps.bake_off.task import BakeoffRun, label
 from tests.tiny import TINY_UAI
 
@@ -55,7 +55,7 @@ def test_bakeoff_on_every_sampler_ranks_skips_and_streams(tmp_path):
     assert np.all(np.diff(rates[np.isfinite(rates)]) <= 1e-12)  # ranked, best first
     said = str(result)
     assert (result.winner in result.table.index and f"{result.winner} wins" in said) or \
-        (result.winner is None and "tie:" in said)
+        (result.winner is None and ("tie:" in said or "no winner:" in said))
     assert streamed == sorted(streamed) and len(streamed) == 5 * len(result.table)  # one call per finished run
     assert set(result.tuning_gain()) == {"dmala", "dlmc", "pas"}
     for efficient, accepting in zip(*(sorted(result.runs[f"dmala ({way}-tuned)"], key=lambda run: run.replicate)
@@ -136,7 +136,7 @@ def test_the_command_line_runs_end_to_end(tmp_path, capsys):
     main(["bakeoff", "--target", str(uai), "--samplers", "metropolis,gibbs", "--budget", "400", "--chains", "3",
           "--workers", "0", "--results", str(tmp_path / "runs"), "--report", str(tmp_path / "report")])
     out = capsys.readouterr().out
-    assert "| 1 |" in out and ("wins" in out or "tie:" in out)
+    assert "| 1 |" in out and ("wins" in out or "tie:" in out or "no winner:" in out)
     assert (tmp_path / "report" / "bakeoff.html").exists() and (tmp_path / "report" / "bakeoff.md").exists()
 
 
@@ -187,3 +187,15 @@ def test_an_ess_as_large_as_its_draws_may_win_but_not_lose():
 def test_a_single_seed_has_no_interval():
     centre, low, high = spread([5.0], rate=True)
     assert centre == pytest.approx(5.0) and np.isnan(low) and np.isnan(high)
+
+
+def test_a_lead_without_a_decisive_interval_is_said_as_no_winner_not_as_a_tie():
+    leader = measured("swendsen_wang", [560, 570, 565, 580, 550])
+    unsettled = measured("flsb", [4.4, 9.8, 6.9, 7.0, 7.5], problems=["", "", "", UNSETTLED, ""])
+    said = judged(leader, measured("wolff", [183, 180, 185, 182, 184]), unsettled)
+    assert said.winner is None and said.runner_up == "flsb"
+    assert said.headline == "No winner: swendsen_wang leads, but is not shown ahead of flsb"
+    assert said.sentence("ESS per 1k evals").startswith("no winner: swendsen_wang leads, but its ESS per 1k evals "
+                                                        "against flsb's gives no interval to judge")
+    tie = judged(measured("gibbs", [10, 10.2, 9.9, 10.1, 10]), measured("pas", [20, 0.5, 10, 0.25, 20]))
+    assert tie.headline == "Tie: gibbs is not shown ahead of pas" and tie.sentence("m").startswith("tie: gibbs / pas")

@@ -58,7 +58,8 @@ def test_a_race_streams_every_run_and_ends_with_the_bakeoffs_ranking(tmp_path):
         assert (row.rate, row.low, row.high) == pytest.approx(
             (line[measure], line[f"{measure} low"], line[f"{measure} high"]), nan_ok=True)
     assert final.winner == expected.winner and final.verdict == expected.verdict.sentence(measure)
-    assert final.verdict.startswith(f"{final.winner} wins" if final.winner else "tie:")
+    assert final.verdict.startswith(f"{final.winner} wins" if final.winner else ("tie:", "no winner:"))
+    assert final.headline == expected.verdict.headline
 
 
 def test_stop_terminates_the_race_and_removes_its_runs():
@@ -109,13 +110,12 @@ HOSTILE = "<img src=x onerror=alert(1)>[click](http://example.com) **bold**"
 
 def test_every_name_and_reason_in_the_card_is_shown_as_text():
     rows = (RankedRow(HOSTILE, HOSTILE, 5, 0, 0, 3.0, 2.0, 4.0), RankedRow("gibbs", "as given", 5, 5, 0, 1.0, 0.5, 2.0))
-    latest = RaceSnapshot(HOSTILE, 6, "ESS per 1k evals", rows, 10, 10, HOSTILE, HOSTILE, {HOSTILE: HOSTILE},
-                          {HOSTILE: HOSTILE}, True)
+    latest = RaceSnapshot(HOSTILE, 6, "ESS per 1k evals", rows, 10, 10, HOSTILE, HOSTILE, f"{HOSTILE} wins",
+                          {HOSTILE: HOSTILE}, {HOSTILE: HOSTILE}, True)
     race = Race(Engine(in_process=True), owner=6)
     race.settings, race.latest, race.state, race.message = RaceSettings(HOSTILE), latest, "failed", HOSTILE
     for text in (card.ranking_table(latest), card.outcome(latest), card.progress(race)):
         assert "<img" not in text and "&lt;img src=x onerror=alert(1)&gt;" in text
-    assert "Winner: &lt;img" in card.outcome(latest)
-    assert "Tie" in card.outcome(RaceSnapshot("t", 6, "m", rows, 10, 10, None, "tie: …", {}, {}, True))
+    assert "&lt;img src=x onerror=alert(1)&gt;[click](http://example.com) **bold** wins" in card.outcome(latest)
     assert "ESS not usable on 5" in card.ranking_table(latest)
     assert card.plotted(latest)["sampler"] == [HOSTILE, "gibbs"]  # drawn as canvas text, never HTML

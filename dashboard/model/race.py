@@ -116,6 +116,7 @@ class RaceSnapshot:
     total: int  # runs of the whole race
     winner: str | None
     verdict: str  # the library's sentence ("" with fewer than two rows)
+    headline: str  # the outcome in a few words (``Verdict.headline``; "" with fewer than two rows)
     skipped: dict[str, str]
     failed: dict[str, str]
     finished: bool
@@ -134,6 +135,7 @@ def snapshot(result, settings: RaceSettings, finished: bool) -> RaceSnapshot:
     done = sum(len(runs) for runs in result.runs.values()) + len(result.failed)
     return RaceSnapshot(result.target_name, result.dim, measure, rows, done, total, result.winner,
                         result.verdict.sentence(measure) if result.verdict is not None else "",
+                        result.verdict.headline if result.verdict is not None else "",
                         dict(result.skipped), dict(result.failed), finished)
 
 

@@ -43,8 +43,9 @@ its best-ranked kernel (efficiency- or acceptance-tuned). The leading sampler
 *wins* only when the per-seed ratio of its ESS rate to that of *every* other
 sampler clears 1 by the claims audit's rule (``samplers.verdicts.Ratio(1)``:
 95 % interval on log ρ over ≥ 5 seeds entirely above 1: "reproduced");
-otherwise it is a tie with the sampler it does not clear, and the report says
-so. Ratios pair the runs of equal replicate number: the runs are independent
+otherwise it is a tie with the sampler it does not clear (or, when their
+ratio is not decisive — a seed without a usable ESS — no winner, for want of
+an interval to judge), and the report says so. Ratios pair the runs of equal replicate number: the runs are independent
 (each has its own seed and starts), so a pair's log ratio has mean
 log(rate₁/rate₂) and the t-interval over pairs is valid; seeds that only one
 of the two finished are left out of that comparison.
@@ -261,8 +262,20 @@ class Verdict:
                   UNRESOLVED: "ESS as large as its draws on some seeds, so that the ratios against them are only "
                               "bounds"}
         problems = "".join(f"; {advice[problem]}" for problem in self.problems)
+        if not self.evidence.decisive:  # no interval to judge: the lead is not shown, nor is a tie
+            return (f"no winner: {self.leader} leads, but its {measure} against {self.runner_up}'s gives no interval "
+                    f"to judge ({self.evidence}){problems}.")
         return (f"tie: {self.leader} / {self.runner_up} of {measure}, paired by seed, is {self.evidence}, which does "
                 f"not clear 1 ({Ratio(1).rule()}){problems}.")
+
+    @property
+    def headline(self) -> str:
+        """The outcome in a few words: who wins, a tie, or no winner for want of a decisive interval."""
+        if self.winner:
+            return f"{self.winner} wins"
+        if not self.evidence.decisive:
+            return f"No winner: {self.leader} leads, but is not shown ahead of {self.runner_up}"
+        return f"Tie: {self.leader} is not shown ahead of {self.runner_up}"
 
 
 def best_of_each_sampler(ranked: pd.DataFrame, runs: dict[str, list[RunMeasures]]) -> list[str]:
