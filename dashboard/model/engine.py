@@ -58,13 +58,17 @@ class WorkerHandle:
             pass
         self.runner.join(timeout)
         if isinstance(self.runner, multiprocessing.process.BaseProcess):
-            if self.runner.is_alive():
-                self.runner.terminate()
-                self.runner.join(timeout)
-            if self.runner.is_alive():
-                self.runner.kill()
-                self.runner.join(timeout)
+            end_process(self.runner, timeout)
         self.connection.close()
+
+
+def end_process(process: multiprocessing.process.BaseProcess, timeout: float) -> None:
+    """Make sure ``process`` is gone: terminate it if it still runs, then kill it if it still does, waiting up to
+    ``timeout`` seconds after each."""
+    for signal_it in (process.terminate, process.kill):
+        if process.is_alive():
+            signal_it()
+            process.join(timeout)
 
 
 class Engine:

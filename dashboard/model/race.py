@@ -37,7 +37,7 @@ from sweeps.bake_off.summary import RANKED_BY
 from sweeps.bake_off.task import TUNING_SHARE, variants
 
 from .config import RunConfig
-from .engine import Engine, ServerBusy
+from .engine import Engine, ServerBusy, end_process
 from .forkserver import start_forkserver
 from .uploads import format_bytes
 from .worker import describe, limit_memory, sample_at_low_priority
@@ -262,10 +262,7 @@ class Race:
         self.state, self.message, self._ended = state, message, time.monotonic()
         process = self._process
         process.join(0 if state == "stopped" else STOP_SECONDS)
-        for signal_it in (process.terminate, process.kill):
-            if process.is_alive():
-                signal_it()
-                process.join(STOP_SECONDS)
+        end_process(process, STOP_SECONDS)
         self._connection.close()
         shutil.rmtree(self._results, ignore_errors=True)
         self.engine.release(self.key)
