@@ -19,7 +19,7 @@ VENV_STAMP := $(VENV)/.stamp-venv
 RUN_STAMP  := $(VENV)/.stamp-requirements
 DEV_STAMP  := $(VENV)/.stamp-requirements-dev
 # Compile the samplers' numba kernels into their disk cache once, at install (~20 s), not in the first run.
-COMPILE_KERNELS := $(BIN)/python -m samplers.warmup
+COMPILE_KERNELS := $(BIN)/python -m samplers.common.warmup
 
 .PHONY: serve test benchmark venv clean-venv
 

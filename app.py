@@ -18,8 +18,8 @@ which refuses them with its own message instead of a blank page (``dashboard.ser
 import panel as pn
 
 from dashboard import create_app
-from dashboard.model.budget import budget_from_arguments
-from dashboard.model.engine import shared_engine
+from engine.budget import budget_from_arguments
+from engine.engine import shared_engine
 
 pn.extension("tabulator", notifications=True)
 

@@ -3,7 +3,7 @@
 Each claim quotes the paper's sentence (``quote``) with its location
 (``where``), names the axis that sentence speaks of (``axis``; the paper's
 plotting axis beside it in ``plotted`` where it differs) and is judged by one
-written criterion (``samplers.verdicts``) on that axis, in up to three
+written criterion (``samplers.diagnostics.verdicts``) on that axis, in up to three
 columns:
 
 * the paper's number (``papers_number``);
@@ -30,7 +30,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from samplers.verdicts import INCONCLUSIVE, VERDICTS, weakest
+from samplers.diagnostics.verdicts import INCONCLUSIVE, VERDICTS, weakest
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The sources whose results the record holds: the samplers, the targets and the audit itself.

@@ -12,7 +12,7 @@ time those took (the paper's "computational parity"). Every energy trace is
 read on one compute-time grid and the second half of it is kept
 (``BURN_IN``), as the paper compares samplers "as a function of computational
 time". Three kinds of claim, each with its criterion written out
-(``samplers.verdicts``; seeds are the trials, so ≥ 5 are needed):
+(``samplers.diagnostics.verdicts``; seeds are the trials, so ≥ 5 are needed):
 
 * **IM mixes markedly faster** (Figs. 2–4, one row each): per seed
   ρ = τ_int(Kawasaki) / τ_int(IM) of the energy, both in CPU seconds (τ_int =
@@ -37,7 +37,7 @@ ours (the paper does not give them), so Fig. 4 is always a stand-in; below
 **Why the paper's settings accept almost nothing** (``investigations``): the
 paper reports no acceptance rate. Eq. 6 with walk weights p̃^γ leaves a factor
 (p̃(x')/p̃(x))^(1−2γ) in α besides the walks' normalisers (see
-``samplers.intracluster``): at γ = 1/2 it vanishes; at γ = β the walk's own
+``samplers.intracluster.walks``): at γ = 1/2 it vanishes; at γ = β the walk's own
 preference for low energy is charged back on acceptance, step after step. The
 section measures the acceptance over walk lengths and γ, checks it against the
 exact kernel on a small lattice (``transition_row`` enumerates every walk,
@@ -53,8 +53,8 @@ import numpy as np
 
 import samplers
 import targets
-from samplers.convergence import interval
-from samplers.verdicts import INCONCLUSIVE, Always, Much, paired_ratios, ratio_evidence
+from samplers.diagnostics.convergence import interval
+from samplers.diagnostics.verdicts import INCONCLUSIVE, Always, Much, paired_ratios, ratio_evidence
 
 from .claims import NO_AUTHORS_CODE, Claim, Evidence
 from .intracluster_paper import (KAWASAKI, REFERENCE, Experiment, Summary, Trial, experiments, figures,

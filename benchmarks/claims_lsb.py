@@ -1,5 +1,5 @@
 """The LSB paper's §5.1 segmentation headlines (Fig. 2 and Table 2, all four cases), each judged on the axis its
-sentence names, by ``samplers.verdicts``, over independent seeds, in three columns: the paper's number, the
+sentence names, by ``samplers.diagnostics.verdicts``, over independent seeds, in three columns: the paper's number, the
 authors' code run as published, ours.
 
 **The experiment.** The 30×30 segmentation posterior p(x) ∝ exp(Σ α_i x_i + λ Σ_E x_i x_j) of Eq. 6, on the
@@ -17,7 +17,7 @@ budget), the learned functions frozen. One run per (case, seed, sampler) gives b
 **Fig. 2** ("LSB 2 … allows to outperform all previous cases in terms of number of target evaluations required
 to converge … e.g. in case 3 of Figure 2, LSB 2 converges twice time faster as the best balancing function
 √t"). Convergence of the chain mean m(a) of the mean spin is measured against equilibrium μ
-(``samplers.convergence``): the excess area ∫ max(|m − μ| − ε, 0) da / |m(0) − μ| over a budget common to the
+(``samplers.diagnostics.convergence``): the excess area ∫ max(|m − μ| − ε, 0) da / |m(0) − μ| over a budget common to the
 samplers compared (primary), and the first hit of the 1 % band (a seed that never reaches it counts at its
 run's length, ``censored``). Ours: μ from a long √t run per seed from over-dispersed starts, trusted only when
 its split-R̂ < 1.01 (a seed without one gives no ratio, which keeps the evidence from being decisive). The
@@ -66,9 +66,9 @@ from dataclasses import dataclass, field
 import holoviews as hv
 import numpy as np
 
-from samplers.convergence import excess_area, first_hit, thinned_run_reference
-from samplers.diagnostics import ess_per_chain, lsb_authors_ess
-from samplers.verdicts import (INCONCLUSIVE, Always, Criterion, Much, Ratio, RatioEvidence, censored,
+from samplers.diagnostics.convergence import excess_area, first_hit, thinned_run_reference
+from samplers.diagnostics.ess import ess_per_chain, lsb_authors_ess
+from samplers.diagnostics.verdicts import (INCONCLUSIVE, Always, Criterion, Much, Ratio, RatioEvidence, censored,
                                paired_ratios, ratio_evidence, weakest)
 from sweeps import RunSpec, Task
 

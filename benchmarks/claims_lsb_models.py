@@ -1,5 +1,5 @@
 """The LSB paper's claims on its other models: the RBM (§5.2, Fig. 4, Appendix F) and the Markov networks (§5.3,
-Fig. 5, Table 3), each judged on the axis its sentence names (``samplers.verdicts``) over independent seeds.
+Fig. 5, Table 3), each judged on the axis its sentence names (``samplers.diagnostics.verdicts``) over independent seeds.
 
 **The RBM (Fig. 4, Appendix F).** Each seed runs, on the shipped RBM (64
 visible, 16 hidden units on binarised 8×8 digits — a stand-in for the paper's
@@ -14,7 +14,7 @@ converges to the exact expectation μ (the mean over 2,000 exact samples,
 ``sample_exact``). Per run:
 
 * evaluations to converge: the first a (target evaluations per chain) with
-  |m(a) − μ| ≤ max(1 %·|m(0) − μ|, 2·sd_π/√16) (``samplers.convergence.first_hit``);
+  |m(a) − μ| ≤ max(1 %·|m(0) − μ|, 2·sd_π/√16) (``samplers.diagnostics.convergence.first_hit``);
   a run that never gets there counts at its last evaluation (``censored``);
 * ESS: the bulk ESS of the statistic over the 16 chains after burn-in (equal
   iterations, as Fig. 4 plots it), and per 1,000 evaluations and per CPU
@@ -69,12 +69,11 @@ from pathlib import Path
 import numpy as np
 
 import targets
-from samplers.convergence import Reference, exact_samples_reference, first_hit
-from samplers.diagnostics import ess
-from samplers.verdicts import (INCONCLUSIVE, VERDICTS, Much, NotWorse, Ratio, RatioEvidence, Similar, censored,
+from samplers.diagnostics.convergence import Reference, exact_samples_reference, first_hit
+from samplers.diagnostics.ess import ess
+from samplers.diagnostics.verdicts import (INCONCLUSIVE, VERDICTS, Much, NotWorse, Ratio, RatioEvidence, Similar, censored,
                                paired_ratios, ratio_evidence, weakest)
-from sweeps import RunSpec
-from sweeps.spec import Task, run_seed
+from sweeps import RunSpec, Task, run_seed
 from targets.markov_network import shipped_networks
 
 from .claims import NO_AUTHORS_CODE, Claim, Evidence

@@ -18,7 +18,7 @@ seed's reduction at a checkpoint k is the ratio of those means,
 
 and the claim is judged with ``Ratio(10)`` on each (method, checkpoint) from
 10³ iterations (the paper's axes) to the horizon — "consistently" is the
-weakest of all of them (``samplers.verdicts.weakest``).
+weakest of all of them (``samplers.diagnostics.verdicts.weakest``).
 
 **OPAD+ outperforms OPAD (§4.4):** ``Ratio(1)`` on KL(OPAD) / KL(OPAD+), same
 cells, weakest over every panel of the paper's own experiments. **"Stable or
@@ -49,13 +49,12 @@ import holoviews as hv
 import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh backend used by .opts)
 import numpy as np
 
-from dashboard.model.config import RunConfig
-from samplers.opad import ParticleStore
-from samplers.verdicts import (INCONCLUSIVE, REPRODUCED, VERDICTS, Always, NotWorse, Ratio, RatioEvidence,
+from engine.config import RunConfig
+from samplers.opad.store import ParticleStore
+from samplers.diagnostics.verdicts import (INCONCLUSIVE, REPRODUCED, VERDICTS, Always, NotWorse, Ratio, RatioEvidence,
                                paired_ratios, ratio_evidence, weakest)
-from samplers.warmup import kernels_ready, warm_up
-from sweeps import RunSpec
-from sweeps.spec import Task, run_seed
+from samplers.common.warmup import kernels_ready, warm_up
+from sweeps import RunSpec, Task, run_seed
 
 from .claims import NO_AUTHORS_CODE, Claim, Evidence
 from .opad_dag import dag_params

@@ -229,8 +229,8 @@ def fmt(value: float, digits: int = 2, unit: str = "") -> str:
 
 def classroom_presets(budget) -> list[str]:
     """Preset names that run at classroom size, round-robin over their targets (file order within a target)."""
-    from dashboard.model.budget import estimate
-    from dashboard.model.presets import load_presets
+    from engine.budget import estimate
+    from engine.presets import load_presets
 
     by_target: dict[str, list[str]] = defaultdict(list)
     for name, preset in load_presets().items():
@@ -735,10 +735,10 @@ class PageSession:
 
 # -- headless: the same presets in as many processes, no server ----------------------------------------------
 def _headless_one(index: int, name: str, run_bytes: int, warmup: float, window: float, barrier, results) -> None:
-    import dashboard.model.worker  # noqa: F401 — one thread per numeric library, as in a worker
-    from dashboard.model.budget import Budget, check
-    from dashboard.model.presets import load_presets
-    from dashboard.model.session import RunSession
+    import engine.worker  # noqa: F401 — one thread per numeric library, as in a worker
+    from engine.budget import Budget, check
+    from engine.presets import load_presets
+    from engine.session import RunSession
 
     try:
         config = load_presets()[name].run_config()
@@ -771,7 +771,7 @@ def headless_rates(names: list[str], run_bytes: int, window: float) -> tuple[lis
     """Steps/s of each preset in ``names``, all at once, one process each, over ``window`` seconds; and the
     CPU each process used (fraction of one core)."""
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["dashboard.model.worker"])
+    context.set_forkserver_preload(["engine.worker"])
     barrier, results = context.Barrier(len(names)), context.Queue()
     processes = [context.Process(target=_headless_one, args=(i, name, run_bytes, 2.0, window, barrier, results),
                                  name=f"classroom-headless-{i}", daemon=True) for i, name in enumerate(names)]
@@ -939,7 +939,7 @@ def memory_summary(samples: list[dict], key: str) -> dict:
 def classroom(n: int, args, browser, names: list[str], descriptions: dict[str, str], default_name: str,
               log_dir: Path, soak: float) -> dict:
     """Open ``n`` sessions against a fresh server and measure; a dict of results."""
-    from dashboard.model.budget import budget_from_arguments
+    from engine.budget import budget_from_arguments
 
     budget_args = shlex.split(args.budget_args)
     run_bytes = budget_from_arguments(budget_args).run_bytes
@@ -1531,8 +1531,8 @@ def main(argv: list[str] | None = None) -> None:
 
     from playwright.sync_api import sync_playwright
 
-    from dashboard.model.budget import budget_from_arguments
-    from dashboard.model.presets import load_presets
+    from engine.budget import budget_from_arguments
+    from engine.presets import load_presets
 
     log_dir = Path(args.log_dir) if args.log_dir else Path(tempfile.mkdtemp(prefix="classroom-"))
     log_dir.mkdir(parents=True, exist_ok=True)

@@ -39,10 +39,10 @@ from playwright.sync_api import sync_playwright
 
 from dashboard import create_app
 from dashboard.controls import CONFIG_FILES
-from dashboard.model.client import RunClient
-from dashboard.model.config import MAX_CONFIG_BYTES, RunConfig
-from dashboard.model.engine import Engine
-from dashboard.model.presets import load_presets
+from engine.client import RunClient
+from engine.config import MAX_CONFIG_BYTES, RunConfig
+from engine.engine import Engine
+from engine.presets import load_presets
 
 from . import arguments
 

@@ -3,7 +3,7 @@
 DISCS (Goshvadi et al., NeurIPS 2023 Datasets & Benchmarks) measures a sampler
 by the ESS of the Hamming distance to a fixed random reference state, each
 chain on its own over its second half, mean ± std over chains, per step, per
-second and per target evaluation (``samplers.diagnostics.discs_ess``). Two of
+second and per target evaluation (``samplers.diagnostics.ess.discs_ess``). Two of
 its findings on the Ising model are checked here:
 
 1. **The winning balancing function depends on the temperature**: √t above the
@@ -18,7 +18,7 @@ its findings on the Ising model are checked here:
    λ = 0.5, b_i = U(−σ, σ) + μ·(+1 inside the disc of area 1/2 centred on the
    lattice, −1 outside), μ = 0.5, σ = 1.5 (DISCS's ``models/ising.py``).
 
-Each finding gets a verdict in the project's vocabulary (``samplers.verdicts``):
+Each finding gets a verdict in the project's vocabulary (``samplers.diagnostics.verdicts``):
 reproduced when every comparison goes the claimed way with 95 % intervals
 (over chains) that do not overlap, not reproduced when one goes the other way
 so, inconclusive otherwise. The sizes and lengths are
@@ -40,10 +40,10 @@ import json
 import numpy as np
 
 import samplers
-from dashboard.model.config import RunConfig
-from samplers.convergence import Interval, interval
-from samplers.diagnostics import discs_ess
-from samplers.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, weakest
+from engine.config import RunConfig
+from samplers.diagnostics.convergence import Interval, interval
+from samplers.diagnostics.ess import discs_ess
+from samplers.diagnostics.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, weakest
 from sweeps import RunSpec
 
 from . import SWEEP_DEFAULTS, SWEEP_HELPS, arguments, sweep_store
@@ -104,7 +104,7 @@ def separated(better: Interval, worse: Interval) -> bool | None:
 
 
 def finding_verdict(outcomes: list[bool | None]) -> str:
-    """The weakest (``samplers.verdicts``) of the comparisons: reproduced if every one goes DISCS's way, not
+    """The weakest (``samplers.diagnostics.verdicts``) of the comparisons: reproduced if every one goes DISCS's way, not
     reproduced if one goes the other way, inconclusive otherwise (and with none)."""
     judged = {True: REPRODUCED, False: NOT_REPRODUCED, None: INCONCLUSIVE}
     return weakest(*(judged[outcome] for outcome in outcomes)) if outcomes else INCONCLUSIVE

@@ -29,11 +29,11 @@ value at t being the chain's energy at time t (fewer than 16 points, too
 short a budget for the slowest sampler, is refused). After the first
 ``--burn-in`` fraction of the grid: each trial's normalised energy ACF against
 the time lag (then mean ± sd over trials), the bulk ESS of its grid series
-(``samplers.diagnostics.ess``), τ_int = window / ESS in seconds, and ESS per
+(``samplers.diagnostics.ess.ess``), τ_int = window / ESS in seconds, and ESS per
 second. A chain that has not mixed within the window has an ESS of a few, so
 its τ_int is about the window: a lower bound, not a measurement (a chain that
 never moved, or whose ESS is below 1, is censored at the window:
-``samplers.verdicts.censored``). Each trial's energy also gets its Monte Carlo
+``samplers.diagnostics.verdicts.censored``). Each trial's energy also gets its Monte Carlo
 standard error sd / √ESS over the same stretch.
 
 ``--moves N`` (N ≥ 15) fixes the WORK instead of the budget, so that what a
@@ -47,7 +47,7 @@ move whatever the machine's speed or load.
 
 Besides the paper's settings each target has an IM row with γ = 0.5 and the
 same k: for γ > 1/2, Eq. 6 keeps a factor (p̃(x')/p̃(x))^(1−2γ) (see
-``samplers.intracluster``) that rejects the downhill moves the biased walks
+``samplers.intracluster.walks``) that rejects the downhill moves the biased walks
 find, and long walks at γ = β are hardly ever accepted.
 
 Printed per target: moves per second, acceptance, mean post-burn-in energy,
@@ -84,8 +84,8 @@ from bokeh.palettes import Category10_10
 
 import samplers
 import targets
-from samplers.diagnostics import autocorrelation, ess_per_chain, on_time_grid
-from samplers.verdicts import censored
+from samplers.diagnostics.ess import autocorrelation, ess_per_chain, on_time_grid
+from samplers.diagnostics.verdicts import censored
 from sweeps import Task, run_seed
 from targets.base import Target
 

@@ -14,7 +14,7 @@ seeds:
   500 exact samples, with the kernel exp(−Hamming/d) of the GWG paper, along
   the run (figure: against target evaluations, log scale) and at its end;
 * evaluations until the chain mean of the Hamming distance to a fixed random
-  reference state (the DISCS convention, ``dashboard.model.statistics``)
+  reference state (the DISCS convention, ``engine.statistics``)
   reaches its exact expectation (its mean over 2,000 exact samples), and its
   post-burn-in ESS, per 1,000 evaluations and per CPU second.
 
@@ -26,8 +26,8 @@ from __future__ import annotations
 import numpy as np
 
 import targets
-from dashboard.model.statistics import available_statistics
-from samplers.convergence import exact_samples_reference
+from engine.statistics import available_statistics
+from samplers.diagnostics.convergence import exact_samples_reference
 
 from . import LSB_HELPS, SWEEP_DEFAULTS, SWEEP_HELPS, arguments
 from .lsb_runs import MIXING_COLUMNS, Case, Report, mixing_runs, run_cases, stored_rows

@@ -14,9 +14,9 @@ Reported per run:
 * the burn-in trace: the chain-averaged statistic against target evaluations;
 * ``evals_to_converge``: evaluations until the chain-averaged statistic first
   comes within 1 % (of its starting distance) of the *equilibrium* value
-  (``samplers.convergence.first_hit``), given a reference known to be reached
+  (``samplers.diagnostics.convergence.first_hit``), given a reference known to be reached
   — exact, from exact samples, or a long run that passed split-R̂
-  (``samplers.convergence.thinned_run_reference``). Without one the column is
+  (``samplers.diagnostics.convergence.thinned_run_reference``). Without one the column is
   "—": the run's own later mean is no equilibrium when chains still drift;
 * post-burn-in bulk ESS of the statistic (rank-normalised, all chains), and
   ESS per 1,000 evaluations and per CPU second of the sampler's steps.
@@ -32,10 +32,10 @@ import holoviews as hv
 import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh backend used by .opts and hv.save)
 import numpy as np
 
-from dashboard.model.config import RunConfig
-from samplers.balancing import FORMULAS
-from samplers.convergence import Reference, first_hit, thinned_run_reference
-from samplers.diagnostics import ess
+from engine.config import RunConfig
+from samplers.lsb.balancing import FORMULAS
+from samplers.diagnostics.convergence import Reference, first_hit, thinned_run_reference
+from samplers.diagnostics.ess import ess
 from sweeps import RunSpec
 
 from . import sweep_store
@@ -66,7 +66,7 @@ class RunResult:
 def mixing_run(label: str, target: str, target_params: dict, sampler: str, params: dict, statistic: str, *,
                chains: int, replicate: int, burn_in: int, steps: int, state_every: int = 0) -> RunSpec:
     """Replicate ``replicate`` of ``burn_in`` + ``steps`` steps of ``sampler`` (LSB/FLSB learn during the burn-in),
-    the statistic (a ``dashboard.model.statistics`` name) traced at every step, and every chain's state every
+    the statistic (a ``engine.statistics`` name) traced at every step, and every chain's state every
     ``state_every`` steps when > 0."""
     if sampler in ("lsb", "flsb"):
         params = {"burn_in": burn_in, **params}

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dashboard.model.config import RunConfig
-from samplers.opad import KINDS
+from engine.config import RunConfig
+from samplers.opad.store import KINDS
 from sweeps import RunSpec
 
 from . import sweep_store

@@ -1,7 +1,7 @@
 """Which of the papers' headline claims hold: each sentence quoted, judged on the axis it names, in three columns.
 
 For every claim audited (``benchmarks.claims.Claim``): the paper's sentence
-with its location, the axis it speaks of, the criterion (``samplers.verdicts``:
+with its location, the axis it speaks of, the criterion (``samplers.diagnostics.verdicts``:
 one strict vocabulary over ≥ 5 independent seeds), the paper's number, the
 authors' own code run as published (where ``../shared/reference`` has it), our
 implementation with the fair axes beside it, and the row's verdict — the

@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from dashboard.model.config import RunConfig
+from engine.config import RunConfig
 from sweeps import RunSpec, Sweep, perform, run_sweep
 from sweeps.runner import local_cluster
 

@@ -21,13 +21,13 @@ from pathlib import Path
 import panel as pn
 import param
 
-from .model.links import link_query
-from .model.presets import load_presets
+from engine.links import link_query
+from engine.presets import load_presets
 
 RECORD = Path(__file__).resolve().parents[1] / "assets" / "paper_claims.json"
 #: The evidence columns: record key (its verdict under key + "_verdict") → header.
 EVIDENCE = {"papers_number": "paper's number", "authors": "authors' code", "ours": "ours"}
-#: Background of each verdict (``samplers.verdicts.VERDICTS``).
+#: Background of each verdict (``samplers.diagnostics.verdicts.VERDICTS``).
 COLOURS = {"reproduced": "#d8f0d8", "weaker than claimed": "#fbe7c6", "inconclusive": "#e6e6e6",
            "not reproduced": "#f6d0d0"}
 STYLE = """

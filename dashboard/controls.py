@@ -28,19 +28,18 @@ from panel.io.resources import CDN_DIST
 
 import samplers
 import targets
+from engine.client import RunClient
+from engine.comparison import AXES
+from engine.config import MAX_CONFIG_BYTES, RunConfig
+from engine.export import run_record_json, trace_csv
+from engine.numbers import number
+from engine.presets import load_presets, preset_of
+from engine.statistics import LABELS, statistic_names
+from engine.stored_runs import config_from_stored_run, is_stored_run
+from engine.uploads import UPLOAD_HINTS, UPLOAD_TYPES, excerpt, format_bytes, parse_upload
 
 from .forms import ParamForm
 from .plain import plain
-from .model.uploads import excerpt, format_bytes
-from .model.client import RunClient
-from .model.comparison import AXES
-from .model.config import MAX_CONFIG_BYTES, RunConfig
-from .model.export import run_record_json, trace_csv
-from .model.numbers import number
-from .model.presets import load_presets, preset_of
-from .model.stored_runs import config_from_stored_run, is_stored_run
-from .model.statistics import LABELS, statistic_names
-from .model.uploads import UPLOAD_HINTS, UPLOAD_TYPES, parse_upload
 from .views.upload import LimitedFileInput
 
 #: Least time between two redraws of the status line while the run's phase stays the same (seconds).

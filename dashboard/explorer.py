@@ -28,18 +28,19 @@ import weakref
 
 import panel as pn
 import param
+from panel.io.callbacks import PeriodicCallback
 from panel.io.resources import CDN_DIST
 from panel.theme import Fast
-from panel.io.callbacks import PeriodicCallback
+
+from engine.client import RunClient
+from engine.config import RunConfig
+from engine.engine import Engine
+from engine.links import config_from_link, link_query
 
 from .catalogue import Catalogue
-from .collector import COLLECTOR, SessionCollector
 from .claims import ClaimsCard
+from .collector import COLLECTOR, SessionCollector
 from .controls import Controls
-from .model.client import RunClient
-from .model.config import RunConfig
-from .model.engine import Engine
-from .model.links import config_from_link, link_query
 from .race import RaceCard
 from .views.adaptation import AdaptationView
 from .views.balancing import BalancingView

@@ -23,11 +23,11 @@ import param
 from bokeh.models import ColumnDataSource, FactorRange
 from bokeh.plotting import figure
 
+from engine.client import RunClient
+from engine.comparison import SETTLED_RHAT
+from engine.statistics import LABELS
+from sweeps.bake_off.race import BUDGET, BUDGETS, TUNING_SHARE, Race, RaceSettings, RaceSnapshot, RankedRow
 
-from .model.client import RunClient
-from .model.comparison import SETTLED_RHAT
-from .model.race import BUDGET, BUDGETS, TUNING_SHARE, Race, RaceSettings, RaceSnapshot, RankedRow
-from .model.statistics import LABELS
 from .plain import plain
 from .views.conventions import fit_axis_label, fit_title, key, log_ticks, number
 

@@ -71,7 +71,7 @@ def warm_up(timeout: float = WARM_UP_TIMEOUT) -> dict[str, float]:
     def lap(phase: str) -> None:
         seconds[phase] = time.perf_counter() - started - sum(seconds.values())
 
-    from .model.forkserver import start_forkserver
+    from engine.forkserver import start_forkserver
 
     start_forkserver()  # first: it preloads in its own process while this one imports
     lap("forkserver started")
@@ -79,8 +79,9 @@ def warm_up(timeout: float = WARM_UP_TIMEOUT) -> dict[str, float]:
         from bokeh.document import Document
         from panel.io.document import _cleanup_doc  # what `panel serve --warm` frees a warm-up document with
 
+        from engine.engine import Engine
+
         from .explorer import Explorer
-        from .model.engine import Engine
 
         lap("imports")
         engine = Engine()

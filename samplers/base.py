@@ -41,12 +41,12 @@ class StepRecord(NamedTuple):
     n_evals: int
     step: int
     #: On the first step after a reset: the chains' initial states and log p̃ (else None),
-    #: so that a record stream describes each whole chain (see ``samplers.opad``).
+    #: so that a record stream describes each whole chain (see ``samplers.opad.store``).
     start_states: np.ndarray | None = None
     start_log_prob: np.ndarray | None = None
     #: ``(n_chains, dim)`` exact log p̃(x^(j)) − log p̃(x) of every single-flip neighbour of the
     #: state x each chain held *before* the step — scores a locally balanced proposal computed
-    #: anyway — when the sampler's ``record_neighbours`` is on (else None; see ``samplers.opad``).
+    #: anyway — when the sampler's ``record_neighbours`` is on (else None; see ``samplers.opad.store``).
     scored_log_ratio: np.ndarray | None = None
     #: ``(n_chains, m, d)`` further states a step scored beside its proposals, with their log p̃
     #: (``(n_chains, m)``), for OPAD+ — parallel tempering's hot replicas (``record_replicas``); else None.

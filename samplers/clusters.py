@@ -33,11 +33,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from samplers.base import Sampler
+from samplers.common.exact import MAX_EXACT_DIM
 from targets.base import all_states
 from targets.compiled import helper
-
-from .base import Sampler
-from .exact import MAX_EXACT_DIM
 
 
 @njit(cache=True)

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import Sampler
-from .diagnostics import ess
+from samplers.base import Sampler
+from samplers.diagnostics.ess import ess
 
 
 @dataclass

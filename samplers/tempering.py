@@ -33,9 +33,9 @@ import itertools
 import numpy as np
 import param
 
+from samplers.base import Sampler, acceptance_probability, metropolis_accept
+from samplers.registry import SAMPLERS
 from targets.tempered import Tempered
-
-from .base import Sampler, acceptance_probability, metropolis_accept
 
 #: Every sampler but the DAG samplers (which need a DAG target's structure, not a tempered one). Adaptive ones
 #: run with their kernel fixed from step 0 (burn_in = 0: LSB/FLSB with the given or initial θ).
@@ -74,9 +74,7 @@ class ParallelTempering(Sampler):
     def estimated_bytes(cls, n_chains, dim, params=None):
         """K replicas of the base sampler, plus each record's full copy of the cold proposals (and, with
         ``record_replicas``, of the hot replicas' states and log p̃)."""
-        from . import sampler_class
-
-        base = sampler_class(cls._requested(params, "base"))
+        base = SAMPLERS.cls(cls._requested(params, "base"))
         n_replicas = cls._requested(params, "n_replicas")
         replicas = n_replicas * base.estimated_bytes(
             n_chains, dim, cls._base_params(base, cls._requested(params, "base_params")))
@@ -98,9 +96,7 @@ class ParallelTempering(Sampler):
         super().reset(init)
 
     def _prepare(self):
-        from . import sampler_class
-
-        base = sampler_class(self.base)
+        base = SAMPLERS.cls(self.base)
         params = self._base_params(base, self.base_params)
         seeds = np.random.SeedSequence(self.seed).generate_state(self.n_replicas, dtype=np.uint64) >> np.uint64(1)
         self.replicas = [base(self.target, n_chains=self.n_chains, seed=int(seeds[0]), init=self._init, **params)]

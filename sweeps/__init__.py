@@ -15,9 +15,9 @@ one such sweep and ranks them with intervals and a strict verdict
 (``sweeps.bake_off``; ``python -m sweeps bakeoff`` on the command line).
 """
 
-from .perform import perform
+from .perform import perform, run_seed
 from .runner import SweepReport, run_sweep
-from .spec import RunSpec, Sweep, Task, grid, run_seed
+from .spec import RunSpec, Sweep, Task, grid
 from .store import ResultStore
 from .bake_off import BakeoffResult, bakeoff  # noqa: E402  (after what it builds on)
 

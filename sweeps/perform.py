@@ -22,20 +22,22 @@ from __future__ import annotations
 import json
 import platform
 import time
+from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
 
-from dashboard.model.capabilities import Capabilities
-from dashboard.model.config import RunConfig
-from dashboard.model.opad_tracker import tracking_problem
-from dashboard.model.session import frozen_record
-from dashboard.model.statistics import available_statistics
-from samplers.convergence import over_dispersed_starts
-from samplers.opad import KINDS, ParticleStore
-from samplers.warmup import kernels_ready, warm_up
+from engine.capabilities import Capabilities
+from engine.config import RunConfig
+from engine.opad_tracker import tracking_problem
+from engine.session import frozen_record
+from engine.statistics import available_statistics
+from samplers.common.warmup import kernels_ready, warm_up
+from samplers.diagnostics.convergence import over_dispersed_starts
+from samplers.opad.store import KINDS, ParticleStore
 
-from .spec import RunSpec, run_seed
+if TYPE_CHECKING:
+    from .spec import RunSpec
 
 #: Result entries measured rather than computed: they differ between executions of the same run.
 TIMING_KEYS = ("step_seconds", "store_seconds", "wall_seconds", "trace_seconds")
@@ -74,6 +76,12 @@ class CpuClock:
         """``wall_seconds`` of a part of the loop as CPU seconds."""
         elapsed = time.perf_counter() - self._wall
         return wall_seconds * (time.process_time() - self._cpu) / elapsed if elapsed > 0 else 0.0
+
+
+def run_seed(sweep_seed: int, run_id: str) -> int:
+    """The seed of a run's sampler: from ``SeedSequence`` on (sweep seed, the run hash's 80 bits)."""
+    words = [int(run_id[i:i + 4], 16) for i in range(0, len(run_id), 4)]
+    return int(np.random.SeedSequence([sweep_seed, *words]).generate_state(1, dtype=np.uint32)[0])
 
 
 def perform(spec: RunSpec, sweep_seed: int) -> dict:

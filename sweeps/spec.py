@@ -19,16 +19,17 @@ import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
-import numpy as np
 
-from dashboard.model.config import RunConfig
+from engine.config import RunConfig
+
+from .perform import perform
 
 #: Version of the run description and result layout; part of every run's hash.
 FORMAT = 2
 #: What a run can trace at its trace points, besides the step, the evaluations and the CPU seconds so far.
 TRACEABLE = ("log_prob", "statistic")
 #: How a run's chains can start: the target's random states, or over-dispersed ones (all zeros, all ones and
-#: random states in turn, ``samplers.convergence.over_dispersed_starts``) as a long reference run needs.
+#: random states in turn, ``samplers.diagnostics.convergence.over_dispersed_starts``) as a long reference run needs.
 STARTS = ("random", "over_dispersed")
 
 
@@ -104,8 +105,6 @@ class RunSpec(Task):
 
     def perform(self, sweep_seed: int) -> dict:
         """Run it (``sweeps.perform``)."""
-        from .perform import perform  # perform builds on this module
-
         return perform(self, sweep_seed)
 
     @classmethod
@@ -116,12 +115,6 @@ class RunSpec(Task):
                    int(data.get("kl_checkpoints", 0)), str(data.get("label", "")),
                    tuple(data.get("traced", TRACEABLE)), int(data.get("state_every", 0)),
                    str(data.get("start", "random")))
-
-
-def run_seed(sweep_seed: int, run_id: str) -> int:
-    """The seed of a run's sampler: from ``SeedSequence`` on (sweep seed, the run hash's 80 bits)."""
-    words = [int(run_id[i:i + 4], 16) for i in range(0, len(run_id), 4)]
-    return int(np.random.SeedSequence([sweep_seed, *words]).generate_state(1, dtype=np.uint32)[0])
 
 
 @dataclass(frozen=True)

@@ -22,26 +22,16 @@ from .gabor import GaborBoltzmann
 from .markov_network import MarkovNetwork
 from .pairwise import DiscsIsing, IsingChain, IsingLattice, PairwiseBinaryModel, SpinGlass3D
 from .rbm import RBM
+from .registry import Registry
 from .segmentation import IsingSegmentation
 
-_REGISTRY: dict[str, type[Target]] = {
-    cls.registry_name: cls
-    for cls in (IsingChain, IsingSegmentation, IsingLattice, DiscsIsing, SpinGlass3D, Boltzmann, RBM, GaborBoltzmann,
-                MarkovNetwork, BlackBox, BayesianVariableSelection, DagStructure)
-}
-
-
-def available() -> list[str]:
-    """Registry names of all targets."""
-    return list(_REGISTRY)
-
-
-def target_class(name: str) -> type[Target]:
-    """The class registered under ``name``."""
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"unknown target {name!r}; available: {', '.join(_REGISTRY)}") from None
+TARGETS = Registry("target")
+TARGETS.add(IsingChain, IsingSegmentation, IsingLattice, DiscsIsing, SpinGlass3D, Boltzmann, RBM, GaborBoltzmann,
+            MarkovNetwork, BlackBox, BayesianVariableSelection, DagStructure)
+#: Registry names of all targets.
+available = TARGETS.names
+#: The target class registered under a name.
+target_class = TARGETS.cls
 
 
 def make(name: str, **params) -> Target:

@@ -10,8 +10,8 @@ import base64
 import time
 
 from dashboard.explorer import Explorer
-from dashboard.model.client import RunClient
-from dashboard.model.config import RunConfig
+from engine.client import RunClient
+from engine.config import RunConfig
 from dashboard.views.upload import LimitedFileInput
 
 #: Longest wait for a run to reach a state (seconds): generous, so that a slow machine never fails a test.

@@ -1,4 +1,4 @@
-"""The adaptive-sampler contract (``samplers.adaptive``), the same for LSB, FLSB and adaptive intracluster.
+"""The adaptive-sampler contract (``samplers.common.adaptive``), the same for LSB, FLSB and adaptive intracluster.
 
 1. ``freeze()`` means one thing: ``adapting`` turns off, ``frozen_at`` is the
    step, ``frozen_params()`` goes from None to the kernel's parameters;

@@ -14,7 +14,7 @@ import pytest
 
 import samplers
 import targets
-from samplers.exact import stationary_distribution, transition_matrix
+from samplers.common.exact import stationary_distribution, transition_matrix
 from sweeps import bakeoff
 from sweeps.__main__ import main
 from sweeps.bake_off import TargetSource, as_source

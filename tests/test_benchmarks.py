@@ -8,7 +8,7 @@ import pytest
 import benchmarks.lsb_runs as lsb_runs
 from benchmarks import arguments
 from benchmarks import lsb_markov, lsb_rbm, lsb_segmentation
-from samplers.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
+from samplers.diagnostics.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 
 
 @pytest.mark.parametrize("module, argv, runs", [
@@ -37,7 +37,7 @@ def test_lsb_benchmarks_store_their_runs_and_write_tables_and_figures_from_them(
 
 
 def test_convergence_is_measured_against_a_reached_reference_only():
-    from samplers.convergence import Reference
+    from samplers.diagnostics.convergence import Reference
     from sweeps import perform
 
     target = {"size": 5, "lam": 0.0, "mu": 3.0, "sigma": 3.0, "seed": 0}

@@ -15,8 +15,8 @@ import targets
 from benchmarks import paper_claims
 from benchmarks.claims import NO_AUTHORS_CODE, RECORD_COMMAND, Claim, Evidence, source_digest
 from benchmarks.claims_intracluster import exact_acceptance, measured_acceptance, stationary_states
-from samplers.convergence import interval
-from samplers.verdicts import (
+from samplers.diagnostics.convergence import interval
+from samplers.diagnostics.verdicts import (
     INCONCLUSIVE, MIN_SEEDS, NOT_REPRODUCED, REPRODUCED, VERDICTS, WEAKER, Always, Much, NotWorse, Ratio,
     RatioEvidence, Similar, censored, paired_ratios, ratio_evidence, weakest)
 
@@ -233,7 +233,7 @@ def _symbols(text: str) -> str:
 
 
 def test_every_recorded_replay_is_a_preset():
-    from dashboard.model.presets import load_presets
+    from engine.presets import load_presets
 
     named = {row["replay"] for row in _recorded()["claims"] if row["replay"]}
     assert named and named <= set(load_presets())
@@ -268,7 +268,7 @@ def test_the_claims_card_shows_the_sentence_the_columns_and_the_verdicts_escaped
     import panel as pn
 
     from dashboard.claims import COLOURS, ClaimsCard
-    from dashboard.model.presets import load_presets
+    from engine.presets import load_presets
 
     preset = next(name for name in load_presets() if name.startswith("Segmentation case 3"))
     rows = [_claim(claim="LSB2 <b>twice</b> as fast", quote="![i](http://127.0.0.1:9/p.png)",

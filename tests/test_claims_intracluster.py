@@ -13,7 +13,7 @@ import pytest
 from benchmarks import claims_intracluster as audit
 from benchmarks.claims import NO_AUTHORS_CODE
 from benchmarks.intracluster_paper import Trace, Trial, summarise
-from samplers.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, ratio_evidence
+from samplers.diagnostics.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, ratio_evidence
 
 from .stored import DictStore
 

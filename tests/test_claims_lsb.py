@@ -11,7 +11,7 @@ import pytest
 from benchmarks import claims_lsb as c
 from benchmarks import lsb_reference
 from benchmarks.claims import NO_AUTHORS_CODE
-from samplers.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Ratio
+from samplers.diagnostics.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Ratio
 from sweeps import ResultStore
 
 CHAINS = 3

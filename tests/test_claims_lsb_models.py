@@ -9,8 +9,8 @@ import pytest
 
 from benchmarks import claims_lsb_models as models
 from benchmarks.claims_lsb_models import Comparison, RbmEvidence, Trace
-from samplers.convergence import Reference
-from samplers.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Much, Ratio, ratio_evidence
+from samplers.diagnostics.convergence import Reference
+from samplers.diagnostics.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Much, Ratio, ratio_evidence
 
 from .stored import DictStore
 

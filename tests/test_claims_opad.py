@@ -11,9 +11,9 @@ import numpy as np
 from benchmarks import claims_opad
 from benchmarks.claims_opad import (PANELS, ExtraEvaluations, audit_runs, claims, cost_runs, half_decades,
                                     judged_steps)
-from dashboard.model.config import RunConfig
-from samplers.opad import ParticleStore
-from samplers.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, WEAKER
+from engine.config import RunConfig
+from samplers.opad.store import ParticleStore
+from samplers.diagnostics.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, WEAKER
 from sweeps.perform import checkpoints
 
 from .stored import DictStore

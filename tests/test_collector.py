@@ -65,7 +65,7 @@ def test_frozen_garbage_is_collected_after_enough_freezes(unfrozen):
 
 def test_an_explorer_tells_its_collector_when_its_views_were_built_for_a_new_run():
     from dashboard.explorer import Explorer
-    from dashboard.model.config import RunConfig
+    from engine.config import RunConfig
     from tests.explorer_driver import applied, built, settle
 
     class Counting(SessionCollector):

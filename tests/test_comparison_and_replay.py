@@ -15,16 +15,16 @@ import pytest
 
 import samplers
 import targets
-from samplers.inspection import ProposalInspection
-from dashboard.model.buffer import Chunk, TraceBuffer
-from dashboard.model.client import RunClient
-from dashboard.model.comparison import SETTLED_RHAT, compare, compared_values, folds, unreadable
-from dashboard.model.config import RunConfig
-from dashboard.model.engine import Engine
-from dashboard.model.move_replay import MoveReplay
-from dashboard.model.numbers import exp_number, number, wide_number
-from dashboard.model.session import RunSession
-from dashboard.model.snapshot import BARELY_MOVES, Display
+from samplers.diagnostics.inspection import ProposalInspection
+from engine.buffer import Chunk, TraceBuffer
+from engine.client import RunClient
+from engine.comparison import SETTLED_RHAT, compare, compared_values, folds, unreadable
+from engine.config import RunConfig
+from engine.engine import Engine
+from engine.move_replay import MoveReplay
+from engine.numbers import exp_number, number, wide_number
+from engine.session import RunSession
+from engine.snapshot import BARELY_MOVES, Display
 from dashboard.views.adaptation import AdaptationView
 from dashboard.views.balancing import thinned
 from dashboard.views.comparison import ComparisonView
@@ -236,7 +236,7 @@ def test_the_inspector_writes_a_probability_ratio_of_any_size_without_exponent_n
 
 def test_a_ratio_of_a_thousand_is_printed_without_exponent_notation(monkeypatch):
     taus = iter([1.0, 1330.0])  # the autocorrelation times of a and b, in steps
-    monkeypatch.setattr("dashboard.model.comparison.integrated_time", lambda lags, acf: next(taus))
+    monkeypatch.setattr("engine.comparison.integrated_time", lambda lags, acf: next(taus))
     lines = compare(("a", "b"), (ar1_buffer(0.0, n_steps=30_000), ar1_buffer(0.0, n_steps=30_000, seed=1)),
                     "steps").lines
     assert "autocorrelation time 1330 steps" in lines[1]
@@ -270,7 +270,7 @@ def test_a_cluster_sampler_is_compared_on_the_size_of_its_magnetisation():
 
 @pytest.mark.parametrize("measured", [1.0503, 1.0549, 1.0551, 1.2])
 def test_a_split_rhat_is_called_unsettled_only_when_the_number_printed_is_above_the_threshold(measured, monkeypatch):
-    monkeypatch.setattr("dashboard.model.comparison.rhat", lambda draws: measured)
+    monkeypatch.setattr("engine.comparison.rhat", lambda draws: measured)
     history = ar1_buffer(0.5).history()
     reason = unreadable(history, "steps", compared_values(history, "log_prob", False), tau=3.0, acceptance=0.5) or ""
     printed = re.search(r"split-R̂ ([\d.]+)", reason)

@@ -7,9 +7,9 @@ import pytest
 
 import samplers
 import targets
-from dashboard.model.config import MAX_BETA_CHANGES, RunConfig
-from dashboard.model.session import RunSession
-from samplers.continuation import continue_on, derived_seed
+from engine.config import MAX_BETA_CHANGES, RunConfig
+from engine.session import RunSession
+from samplers.common.continuation import continue_on, derived_seed
 from tests.test_dashboard_model import advance
 
 

@@ -21,7 +21,7 @@
    standard errors). (c) A long run of 8 chains: edge probabilities within 5
    Monte-Carlo standard errors (bulk ESS).
 3. Records, evaluation counts, reproducibility and bad input.
-4. The OPAD ordering KL(MCMC) ≥ KL(OPAD) ≥ KL(OPAD+) of ``samplers.opad``.
+4. The OPAD ordering KL(MCMC) ≥ KL(OPAD) ≥ KL(OPAD+) of ``samplers.opad.store``.
 """
 
 from __future__ import annotations
@@ -32,11 +32,11 @@ from scipy.special import logsumexp
 
 import samplers
 import targets
-from samplers.exact import transition_matrix
-from samplers.opad import ParticleStore
-from samplers.partition_mcmc import MoveNode, SplitJoin, SwapNodes, default_move_weights, layering, \
+from samplers.common.exact import transition_matrix
+from samplers.opad.store import ParticleStore
+from samplers.dag.partition_mcmc import MoveNode, SplitJoin, SwapNodes, default_move_weights, layering, \
     ordered_partitions
-from samplers.structure_mcmc import reachability
+from samplers.dag.structure_mcmc import reachability
 
 from tests.test_exactness import assert_long_run_marginals, chi_square_p_value
 

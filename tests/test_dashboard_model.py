@@ -25,17 +25,17 @@ import pytest
 import samplers
 import targets
 
-from dashboard.model.budget import Budget, check
-from dashboard.model.buffer import Chunk, TraceBuffer, chunk_of
-from dashboard.model.client import RunClient
-from dashboard.model.config import MAX_CONFIG_BYTES, RunConfig
-from dashboard.model.engine import Engine
-from dashboard.model.export import run_record_json, trace_csv
-from dashboard.model.presets import load_presets
-from dashboard.model import session as session_module
-from dashboard.model.session import CpuShare, RunSession, diagnostics
-from dashboard.model.snapshot import Display, Snapshot, Status
-from dashboard.model.uploads import MAX_UPLOAD_BYTES, parse_upload
+from engine.budget import Budget, check
+from engine.buffer import Chunk, TraceBuffer, chunk_of
+from engine.client import RunClient
+from engine.config import MAX_CONFIG_BYTES, RunConfig
+from engine.engine import Engine
+from engine.export import run_record_json, trace_csv
+from engine.presets import load_presets
+from engine import session as session_module
+from engine.session import CpuShare, RunSession, diagnostics
+from engine.snapshot import Display, Snapshot, Status
+from engine.uploads import MAX_UPLOAD_BYTES, parse_upload
 from tests.tiny import TINY_UAI
 
 #: Longest wait for a run to reach a state (seconds): generous, so that a slow machine never fails a test.
@@ -208,8 +208,8 @@ def test_drain_returns_new_points_then_the_rewritten_history():
 
 def test_a_chunk_of_rows_keeps_each_steps_log_p_statistic():
     """The log p̃ statistic returns the sampler's own array, which every step overwrites: each row copies it."""
-    from dashboard.model.buffer import trace_row
-    from dashboard.model.statistics import available_statistics
+    from engine.buffer import trace_row
+    from engine.statistics import available_statistics
 
     target = targets.make("ising1d", m=6)
     sampler = samplers.make("metropolis", target, n_chains=3, seed=0)
@@ -761,6 +761,6 @@ def test_trace_csv_has_a_header_and_one_row_per_history_point(client):
 
 
 def test_every_upload_type_has_a_hint():
-    from dashboard.model.uploads import UPLOAD_HINTS, UPLOAD_TYPES
+    from engine.uploads import UPLOAD_HINTS, UPLOAD_TYPES
 
     assert set(UPLOAD_HINTS) == set(UPLOAD_TYPES)

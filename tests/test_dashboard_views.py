@@ -18,12 +18,12 @@ from bokeh.models import ColorBar
 import targets
 from dashboard.controls import CUSTOM_RUN, NOT_LOADED
 from dashboard.explorer import Explorer, open_link
-from dashboard.model.links import link_query
-from dashboard.model.presets import load_presets
-from dashboard.model.config import RunConfig
-from dashboard.model.images import as_image, cell_centres, site_name, step_labels
-from dashboard.model.session import ESS_DEFINITIONS
-from dashboard.model.snapshot import RunInfo
+from engine.links import link_query
+from engine.presets import load_presets
+from engine.config import RunConfig
+from engine.images import as_image, cell_centres, site_name, step_labels
+from engine.session import ESS_DEFINITIONS
+from engine.snapshot import RunInfo
 from dashboard.views.adaptation import AdaptationView
 from dashboard.views.balancing import BalancingView
 from dashboard.views.dag import DagView
@@ -35,7 +35,7 @@ from dashboard.views.lattice import STATE_COLOURS, WALK_COLOURS, LatticeView, st
 from dashboard.views.tempering import TemperingView
 from dashboard.views.tuning import TuningView
 from dashboard.views.traces import WAITING, TraceView
-from samplers.inspection import ProposalInspection
+from samplers.diagnostics.inspection import ProposalInspection
 from tests.explorer_driver import TIMEOUT, advance, applied, built, card, settle, upload, view
 from tests.explorer_driver import make_explorer as explorer_for
 from tests.tiny import TINY_UAI

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import targets
-from samplers.diagnostics import autocorrelation, ess, ess_per_chain, exact_distances, rhat
+from samplers.diagnostics.ess import autocorrelation, ess, ess_per_chain, exact_distances, rhat
 
 
 def ar1(rng, phi, n_chains, n):
@@ -63,7 +63,7 @@ def test_rhat_detects_chains_that_disagree(rng):
 
 
 def test_autocorrelation_in_time_compares_samplers_per_unit_of_compute():
-    from samplers.diagnostics import autocorrelation_in_time, integrated_time, on_time_grid
+    from samplers.diagnostics.ess import autocorrelation_in_time, integrated_time, on_time_grid
 
     seconds = np.array([0.0, 1.0, 2.5, 4.0])
     values = np.array([10.0, 20.0, 30.0, 40.0])
@@ -89,7 +89,7 @@ def test_autocorrelation_in_time_compares_samplers_per_unit_of_compute():
 
 def test_lsb_authors_ess_follows_their_formula(rng):
     """ess.py's loop on the direct (biased, demeaned) autocorrelation, as statsmodels' acf computes it."""
-    from samplers.diagnostics import lsb_authors_ess
+    from samplers.diagnostics.ess import lsb_authors_ess
 
     draws, lags = ar1(rng, 0.8, 3, 3000), 100
     expected = []
@@ -109,7 +109,7 @@ def test_lsb_authors_ess_follows_their_formula(rng):
 
 
 def test_discs_ess_uses_each_chains_second_half_and_cannot_see_disagreeing_chains():
-    from samplers.diagnostics import discs_ess, hamming_distance, hamming_reference
+    from samplers.diagnostics.ess import discs_ess, hamming_distance, hamming_reference
 
     rng = np.random.default_rng(0)
     first_half_junk = np.concatenate([np.full((3, 500), 7.0), rng.normal(size=(3, 500))], axis=1)

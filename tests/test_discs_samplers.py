@@ -17,7 +17,7 @@ from scipy.special import logsumexp
 
 import samplers
 import targets
-from samplers.exact import stationary_distribution, transition_matrix
+from samplers.common.exact import stationary_distribution, transition_matrix
 from targets import all_states
 
 from tests.test_exactness import assert_long_run_marginals, chi_square_p_value, steps_to_converge
@@ -104,7 +104,7 @@ def test_parallel_tempering_around_learned_and_fixed_distance_samplers(base, bas
     """LSB/FLSB run with their θ fixed (burn_in 0); the fixed-distance samplers on the product of their subspaces."""
     from itertools import product
 
-    from samplers.fixed_distance import fixed_distance_states
+    from samplers.intracluster.fixed_distance import fixed_distance_states
 
     target = targets.make("ising1d", m=4, beta=0.9, J=1.0, h=0.3)
     sampler = samplers.make("parallel_tempering", target, n_chains=2, seed=1, base=base, base_params=base_params,
@@ -268,7 +268,7 @@ def test_parallel_tempering_crosses_a_barrier_that_stalls_its_base():
 
 
 def test_opad_plus_reweights_the_hot_replicas_with_the_cold_chain():
-    from samplers.opad import ParticleStore
+    from samplers.opad.store import ParticleStore
 
     target = targets.make("ising1d", m=8, beta=1.5, J=1.0, h=0.1)
     stores = {}

@@ -18,11 +18,11 @@ import time
 
 import pytest
 
-from dashboard.model import client as client_module
-from dashboard.model.budget import Budget, BudgetExceeded, Estimate, budget_from_arguments, check, parse_size
-from dashboard.model.client import RunClient
-from dashboard.model.config import RunConfig
-from dashboard.model.engine import Engine
+from engine import client as client_module
+from engine.budget import Budget, BudgetExceeded, Estimate, budget_from_arguments, check, parse_size
+from engine.client import RunClient
+from engine.config import RunConfig
+from engine.engine import Engine
 
 TIMEOUT = 60.0
 
@@ -48,8 +48,8 @@ def built(client: RunClient) -> RunClient:
 
 # -- the model never imports Panel or Bokeh ----------------------------------------------------------------
 def test_the_model_package_imports_neither_panel_nor_bokeh():
-    code = ("import pkgutil, importlib, sys, dashboard.model as m\n"
-            "for info in pkgutil.iter_modules(m.__path__): importlib.import_module('dashboard.model.' + info.name)\n"
+    code = ("import pkgutil, importlib, sys, engine as m\n"
+            "for info in pkgutil.iter_modules(m.__path__): importlib.import_module('engine.' + info.name)\n"
             "bad = sorted(n for n in sys.modules if n.split('.')[0] in ('panel', 'bokeh', 'holoviews'))\n"
             "print(bad); sys.exit(1 if bad else 0)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
@@ -240,7 +240,7 @@ def test_an_exception_in_a_run_shows_its_reason_and_the_session_goes_on():
 
 
 def test_a_worker_that_must_compile_the_kernels_says_so_before_it_builds(monkeypatch):
-    from samplers import warmup
+    from samplers.common import warmup
 
     monkeypatch.setattr(warmup, "_READY", False)  # as in a process not forked from the warm forkserver
     client = RunClient(Engine(in_process=True), small())

@@ -23,8 +23,8 @@ from scipy import stats
 
 import samplers
 import targets
-from samplers.diagnostics import ess
-from samplers.exact import stationary_distribution, transition_matrix
+from samplers.diagnostics.ess import ess
+from samplers.common.exact import stationary_distribution, transition_matrix
 
 from tests.tiny import TINY_TARGETS
 

@@ -17,9 +17,9 @@ import zlib
 import numpy as np
 import pytest
 
-from dashboard.model.config import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, RunConfig
-from dashboard.model.presets import load_presets
-from dashboard.model.uploads import (
+from engine.config import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, RunConfig
+from engine.presets import load_presets
+from engine.uploads import (
     DEFAULT_LIMITS,
     MAX_DECOMPRESSED_BYTES,
     MAX_NPZ_MEMBERS,

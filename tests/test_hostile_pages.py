@@ -24,8 +24,8 @@ import param
 import pytest
 
 from dashboard.explorer import open_link
-from dashboard.model.config import RunConfig
-from dashboard.model.links import link_query
+from engine.config import RunConfig
+from engine.links import link_query
 from tests.explorer_driver import TIMEOUT, built, make_explorer, settle, upload
 from tests.tiny import TINY_UAI
 
@@ -228,7 +228,7 @@ def test_a_model_file_read_for_a_target_since_changed_is_not_run_under_the_new_o
     """The target is switched while a model file is read off the loop: the file is refused, not run as a model of
     the new target. (Served, the reader runs while the page goes on; here the handler runs on a loop of its own,
     in a thread, so that the test can change the target meanwhile.)"""
-    from dashboard.model.uploads import parse_upload
+    from engine.uploads import parse_upload
 
     reading, release = threading.Event(), threading.Event()
 

@@ -1,4 +1,4 @@
-"""A run as a link (``dashboard.model.links``): round trip; every malformed or hostile link refused with a reason."""
+"""A run as a link (``engine.links``): round trip; every malformed or hostile link refused with a reason."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import zlib
 import numpy as np
 import pytest
 
-from dashboard.model.config import RunConfig
-from dashboard.model.links import MAX_LINK_CHARS, MAX_LINK_JSON_BYTES, config_from_link, link_query
-from dashboard.model.presets import load_presets, preset_of
+from engine.config import RunConfig
+from engine.links import MAX_LINK_CHARS, MAX_LINK_JSON_BYTES, config_from_link, link_query
+from engine.presets import load_presets, preset_of
 
 
 def packed(data: bytes) -> str:

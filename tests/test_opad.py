@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 import samplers
 import targets
-from samplers.exact import stationary_distribution
-from samplers.opad import KINDS, ParticleStore
-from samplers.particle_index import ParticleIndex, find_or_insert, pack_state
+from samplers.common.exact import stationary_distribution
+from samplers.opad.store import KINDS, ParticleStore
+from samplers.opad.particle_index import ParticleIndex, find_or_insert, pack_state
 
 from tests.tiny import TINY_TARGETS
 
@@ -313,7 +313,7 @@ def test_a_store_joining_a_running_chain_adds_only_neighbourhoods_known_to_be_ne
 @pytest.mark.parametrize("n_chains", [1, 6])
 def test_the_run_budget_bounds_a_particle_store_s_memory(n_chains):
     """The dashboard's budget counts ``_particle_bytes`` per distinct state; the store, grown by doubling, holds less."""
-    from dashboard.model.budget import _particle_bytes
+    from engine.budget import _particle_bytes
 
     target = targets.make("ising1d", m=14, beta=0.3, J=1.0, h=0.1, mu=1.0)
     sampler = samplers.make("metropolis", target, n_chains=n_chains, seed=3)
@@ -329,7 +329,7 @@ def test_every_record_stream_folds_with_one_compiled_signature():
     (PAS), scored neighbourhoods and hot replicas all reach the compiled fold with the same argument types: another
     signature would compile in the middle of a served run (a browser test timed out on it, on a loaded machine),
     since the warm-up compiles only the one."""
-    from samplers.opad import _fold_steps
+    from samplers.opad.store import _fold_steps
     from tests.test_dag_samplers import dag_target
 
     tiny, dag = TINY_TARGETS["frustrated_boltzmann"](), dag_target(4)

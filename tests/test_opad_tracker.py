@@ -12,15 +12,15 @@ import pytest
 
 import samplers
 import targets
-from dashboard.model.client import RunClient
-from dashboard.model.config import RunConfig
-from dashboard.model.engine import Engine
-from dashboard.model.opad_tracker import GROWTH, OpadTracker, tracking_problem
-from dashboard.model.session import RunSession
-from dashboard.model.snapshot import Display
-from dashboard.model.uploads import parse_upload
-from samplers.exact import stationary_distribution
-from samplers.opad import KINDS, ParticleStore
+from engine.client import RunClient
+from engine.config import RunConfig
+from engine.engine import Engine
+from engine.opad_tracker import GROWTH, OpadTracker, tracking_problem
+from engine.session import RunSession
+from engine.snapshot import Display
+from engine.uploads import parse_upload
+from samplers.common.exact import stationary_distribution
+from samplers.opad.store import KINDS, ParticleStore
 from tests.tiny import TINY_TARGETS
 
 
@@ -101,7 +101,7 @@ def test_checkpoints_are_log_spaced_and_end_with_the_latest_values():
 
 
 def test_marginals_are_exact_and_estimated(monkeypatch):
-    monkeypatch.setattr("dashboard.model.opad_tracker.MARGINALS_SECONDS", 0.0)  # refreshed at every checkpoint
+    monkeypatch.setattr("engine.opad_tracker.MARGINALS_SECONDS", 0.0)  # refreshed at every checkpoint
     target = TINY_TARGETS["bvs"]()
     sampler = samplers.make("gibbs", target, n_chains=4, seed=1)
     tracker = OpadTracker(target)

@@ -13,11 +13,11 @@ import pytest
 
 from dashboard import race as card
 from dashboard.explorer import Explorer
-from dashboard.model import race as model
-from dashboard.model.budget import Budget
-from dashboard.model.config import RunConfig
-from dashboard.model.engine import Engine
-from dashboard.model.race import RankedRow, Race, RaceSettings, RaceSnapshot
+from engine import race as model
+from engine.budget import Budget
+from engine.config import RunConfig
+from engine.engine import Engine
+from sweeps.bake_off.race import RankedRow, Race, RaceSettings, RaceSnapshot
 from sweeps import bakeoff
 
 #: Longest wait for a state (seconds): generous, so a loaded machine is only slower.

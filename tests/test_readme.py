@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from dashboard.model.budget import Budget
-from dashboard.model.uploads import format_bytes
+from engine.budget import Budget
+from engine.uploads import format_bytes
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)

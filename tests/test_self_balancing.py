@@ -20,14 +20,14 @@ from hypothesis import strategies as st
 
 import samplers
 import targets
-from samplers.balancing import BALANCING, KNOT_SPACING, KNOT_SPAN, MIXTURE, BalancingTable, make_parametrization, \
+from samplers.lsb.balancing import BALANCING, KNOT_SPACING, KNOT_SPAN, MIXTURE, BalancingTable, make_parametrization, \
     PARAMETRIZATIONS
-from samplers.exact import stationary_distribution, transition_matrix
-from samplers.lsb_learning import (
+from samplers.common.exact import stationary_distribution, transition_matrix
+from samplers.lsb.learning import (
     dense_learning_terms, dense_proposals, mixture_component_log_g, mixture_tree_learning_terms,
 )
-from samplers.optimizers import OPTIMIZERS
-from samplers.sumtree import LogSumTree
+from samplers.lsb.optimizers import OPTIMIZERS
+from samplers.balanced.sumtree import LogSumTree
 from targets.base import flip
 
 from tests.test_exactness import chi_square_p_value, steps_to_converge
@@ -180,7 +180,7 @@ def test_long_lsb_run_reproduces_exact_marginals_after_learning():
     draws = trace.states[1000:].astype(float)
     for site in range(target.dim):
         series = draws[:, :, site].T
-        standard_error = series.std() / np.sqrt(max(samplers.diagnostics.ess(series), 1.0))
+        standard_error = series.std() / np.sqrt(max(samplers.diagnostics.ess.ess(series), 1.0))
         assert abs(series.mean() - exact[site]) < 5 * standard_error
 
 
@@ -375,7 +375,7 @@ def test_freeze_now_keep_adapting_and_history_bound():
     sampler.freeze()
     assert sampler.frozen_at == 10 and not sampler.adapting
     np.testing.assert_array_equal(sampler.log_g(np.array([0.5])), sampler.learner.kernel.log_g(np.array([0.5])))
-    from samplers.history import BoundedHistory
+    from samplers.common.history import BoundedHistory
     history = BoundedHistory(["loss", "eta"], capacity=8)
     for step in range(100):
         history.append(step, [float(step), 1.0])
@@ -452,7 +452,7 @@ def test_non_finite_updates_are_skipped_or_undone_and_counted(monkeypatch):
 
 @pytest.mark.parametrize("name", sorted(OPTIMIZERS))
 def test_the_learners_optimisers_take_torch_optims_steps(name):
-    """``samplers.optimizers`` is torch.optim's SGD (momentum 0.9) and Adam, step for step, on two arrays."""
+    """``samplers.lsb.optimizers`` is torch.optim's SGD (momentum 0.9) and Adam, step for step, on two arrays."""
     rng = np.random.default_rng(3)
     start = [rng.normal(size=(3, 2)), rng.normal(size=())]
     ours = [array.copy() for array in start]

@@ -29,12 +29,12 @@ me = psutil.Process()
 children = [p for p in me.children() if p.status() != psutil.STATUS_ZOMBIE]
 forkservers = [p for p in children if "multiprocessing.forkserver" in " ".join(p.cmdline())]
 warm_workers = [w for f in forkservers for w in f.children() if w.status() != psutil.STATUS_ZOMBIE]
-modules = [name for name in ("dashboard.explorer", "bokeh", "samplers", "torch", "dashboard.model.worker")
+modules = [name for name in ("dashboard.explorer", "bokeh", "samplers", "torch", "engine.worker")
            if name in sys.modules]
 
-from dashboard.model.client import RunClient
-from dashboard.model.config import RunConfig
-from dashboard.model.engine import Engine
+from engine.client import RunClient
+from engine.config import RunConfig
+from engine.engine import Engine
 
 engine = Engine()
 client = RunClient(engine, RunConfig(target="ising_segmentation", target_params={"size": 8},
@@ -63,9 +63,9 @@ def test_after_the_warm_up_the_forkserver_runs_warm_and_a_first_run_compiles_not
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert report["phases"] == sorted(["forkserver started", "imports", "run and views", "page document", "total"]), (
         result.stderr[-3000:])  # every phase ran: the warm-up did not fail and log a warning
-    assert len(report["forkservers"]) == 1 and "dashboard.model.forkserver_preload" in report["forkservers"][0]
+    assert len(report["forkservers"]) == 1 and "engine.forkserver_preload" in report["forkservers"][0]
     assert report["warm_workers"] == 0  # the warm-up's own worker was stopped
-    assert report["modules"] == ["dashboard.explorer", "bokeh", "samplers", "torch", "dashboard.model.worker"]
+    assert report["modules"] == ["dashboard.explorer", "bokeh", "samplers", "torch", "engine.worker"]
     assert report["built"] and report["error"] == ""
     assert report["compiling"] == []  # the worker was forked with the kernels loaded: no "compiling…" phase
     assert report["learnt"] and report["learning_error"] == ""  # torch works in a worker forked after the warm-up

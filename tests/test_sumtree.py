@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 from scipy.special import logsumexp
 
-from samplers.sumtree import FANOUT, LogSumTree, leaf_slots, node_slots, sample_rows
+from samplers.balanced.sumtree import FANOUT, LogSumTree, leaf_slots, node_slots, sample_rows
 
 
 def test_total_is_logsumexp_for_every_size(rng):

@@ -12,7 +12,7 @@ import signal
 import numpy as np
 import pytest
 
-from dashboard.model.config import RunConfig
+from engine.config import RunConfig
 from sweeps import ResultStore, RunSpec, Sweep, grid, run_seed, run_sweep
 from sweeps.perform import TIMING_KEYS
 
@@ -150,7 +150,7 @@ def test_a_killed_worker_does_not_lose_or_duplicate_a_run(tmp_path, client):
 
 # -- the dashboard opens a stored run ------------------------------------------------------------------------
 def test_a_stored_run_opens_as_the_configuration_that_replays_it_step_for_step(tmp_path):
-    from dashboard.model.stored_runs import config_from_stored_run, is_stored_run
+    from engine.stored_runs import config_from_stored_run, is_stored_run
 
     spec = RunSpec(RunConfig.from_dict(BASE), steps=150, trace_points=4)
     report = run_sweep(Sweep("open", 5, (spec,)), tmp_path, workers=0, progress=False)
@@ -171,7 +171,7 @@ def test_a_stored_run_opens_as_the_configuration_that_replays_it_step_for_step(t
     ({"spec": np.array("x" * 2_000_000), "sampler_seed": np.array(3)}, "decompressed"),
 ])
 def test_a_file_that_is_not_a_stored_run_is_refused_with_a_message(tmp_path, entries, message):
-    from dashboard.model.stored_runs import config_from_stored_run
+    from engine.stored_runs import config_from_stored_run
 
     path = tmp_path / "bad.npz"
     np.savez(path, **entries)
@@ -182,7 +182,7 @@ def test_a_file_that_is_not_a_stored_run_is_refused_with_a_message(tmp_path, ent
 
 
 def test_a_stored_run_from_over_dispersed_starts_is_refused_as_it_cannot_be_replayed(tmp_path):
-    from dashboard.model.stored_runs import config_from_stored_run
+    from engine.stored_runs import config_from_stored_run
 
     spec = RunSpec(RunConfig.from_dict(BASE), steps=10, trace_points=3, start="over_dispersed")
     report = run_sweep(Sweep("dispersed", 0, (spec,)), tmp_path, workers=0, progress=False)

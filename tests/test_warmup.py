@@ -1,4 +1,4 @@
-"""The warm-up (``samplers.warmup``, run by ``make`` after an install and by every worker's forkserver) compiles
+"""The warm-up (``samplers.common.warmup``, run by ``make`` after an install and by every worker's forkserver) compiles
 every kernel signature that a preset's run reaches: a kernel compiled in the middle of a served run stalls that
 session for tens of seconds on a loaded machine (a browser test timed out on the particle store's fold)."""
 
@@ -16,10 +16,10 @@ ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = textwrap.dedent("""
     import gc, time
     from numba.core.registry import CPUDispatcher
-    from samplers.warmup import warm_up
-    from dashboard.model.budget import Budget, check
-    from dashboard.model.presets import load_presets
-    from dashboard.model.session import RunSession
+    from samplers.common.warmup import warm_up
+    from engine.budget import Budget, check
+    from engine.presets import load_presets
+    from engine.session import RunSession
 
     def signatures():
         counts = {}

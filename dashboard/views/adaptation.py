@@ -1,6 +1,6 @@
 """Tuning of the intracluster walks, live: γ, the walk length and the acceptance against the step.
 
-For an ``intracluster`` sampler with ``adapt`` (``samplers.walk_adaptation``)
+For an ``intracluster`` sampler with ``adapt`` (``samplers.intracluster.walk_adaptation``)
 three small figures share the step axis: the bias γ (γ = 1 is the paper's
 γ = β), the continuous walk length κ, and the mean acceptance probability of
 the moves with the target acceptance dashed; a dotted marker shows where the
@@ -14,8 +14,9 @@ import panel as pn
 from bokeh.models import ColumnDataSource, Span
 from bokeh.plotting import figure
 
-from ..model.numbers import wide_number
-from ..model.snapshot import AdaptationState, RunInfo, Snapshot
+from engine.numbers import wide_number
+from engine.snapshot import AdaptationState, RunInfo, Snapshot
+
 from .balancing import thinned
 from .base import LiveView, plain, tuning_line
 from .conventions import integer_ticks, number_ticks

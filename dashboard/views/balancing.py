@@ -25,10 +25,10 @@ from bokeh.models import ColumnDataSource, Span
 from bokeh.palettes import Category10_4
 from bokeh.plotting import figure
 
-from samplers.balancing import BALANCING, FORMULAS
+from engine.session import LOG_T
+from engine.snapshot import LearningState, RunInfo, Snapshot
+from samplers.lsb.balancing import BALANCING, FORMULAS
 
-from ..model.session import LOG_T
-from ..model.snapshot import LearningState, RunInfo, Snapshot
 from .base import LiveView, plain
 from .conventions import integer_ticks, legend_outside, log_ticks, number_ticks
 

@@ -19,9 +19,8 @@ import panel as pn
 import param
 from bokeh.models import GlyphRenderer
 
-from ..model.client import RunClient
-from ..model.snapshot import RunInfo, Snapshot
-
+from engine.client import RunClient
+from engine.snapshot import RunInfo, Snapshot
 
 #: Arrays up to this many numbers are sent as JSON lists, larger ones as binary buffers.
 SMALL_ARRAY = 256

@@ -19,9 +19,10 @@ import panel as pn
 from bokeh.models import ColumnDataSource
 from bokeh.plotting import figure
 
-from ..model.comparison import AXES, folds
-from ..model.snapshot import RunInfo, Snapshot
-from ..model.statistics import LABELS
+from engine.comparison import AXES, folds
+from engine.snapshot import RunInfo, Snapshot
+from engine.statistics import LABELS
+
 from .base import LiveView, plain
 from .conventions import fit_axis_label, fit_title, legend_outside, number_ticks
 

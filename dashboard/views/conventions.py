@@ -6,11 +6,11 @@
 - Ticks read as numbers (``number_ticks``, ``integer_ticks``, ``log_ticks``): integers as integers, large
   numbers in engineering notation with an SI prefix and a unit (200k steps, 1.3 ms), never "2.000e+5".
 - Numbers in text are whole from 1000 on (8430, 12,345), four significant digits written out below
-  (0.0000123), never "8.43e+03" (``number``, defined in ``dashboard.model.numbers`` so that the worker's texts,
+  (0.0000123), never "8.43e+03" (``number``, defined in ``engine.numbers`` so that the worker's texts,
   the comparison's verdict, use it too).
 - A trace is one tangle-free summary (``TRACE_LINES``): the mean over the chains, their band when there are
   several, at most ``TRACE_LINES`` single chains drawn faint, and the magnetisation of a cluster sampler, whose
-  moves flip the sign of whole domains, as |m| (``dashboard.model.statistics.folds_sign``, which the comparison
+  moves flip the sign of whole domains, as |m| (``engine.statistics.folds_sign``, which the comparison
   of two samplers follows too).
 """
 
@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import textwrap
 
-from bokeh.models import BasicTicker, CDSView, ColumnDataSource, CustomJSFilter, CustomJSTickFormatter, Legend, \
-    LogTicker
+from bokeh.models import (BasicTicker, CDSView, ColumnDataSource, CustomJSFilter, CustomJSTickFormatter, Legend,
+                          LogTicker)
 
-from ..model.numbers import number  # noqa: F401  (the views' number formatter, which model code shares)
+from engine.numbers import number  # noqa: F401  (the views' number formatter, which model code shares)
 
 #: Width of a character of a title or an axis label (px, bold 9–10 pt).
 CHAR_PIXELS = 8

@@ -21,7 +21,8 @@ from bokeh.models import ColorBar, ColumnDataSource, LinearColorMapper
 from bokeh.palettes import Blues256
 from bokeh.plotting import figure
 
-from ..model.snapshot import DagInfo, RunInfo, Snapshot
+from engine.snapshot import DagInfo, RunInfo, Snapshot
+
 from .base import LiveView, plain
 from .inclusion import BAR_LABELS, SERIES, largest_errors
 

@@ -7,9 +7,10 @@ import math
 import pandas as pd
 import panel as pn
 
-from ..model.session import ESS_DEFINITIONS
-from ..model.snapshot import RunInfo, Snapshot
-from ..model.statistics import LABELS
+from engine.session import ESS_DEFINITIONS
+from engine.snapshot import RunInfo, Snapshot
+from engine.statistics import LABELS
+
 from .base import LiveView
 from .conventions import number
 

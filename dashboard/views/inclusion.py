@@ -17,10 +17,10 @@ from bokeh.models import ColumnDataSource, FactorRange
 from bokeh.plotting import figure
 from bokeh.transform import dodge
 
-from samplers.opad import KINDS
+from engine.numbers import wide_number
+from engine.snapshot import RunInfo, Snapshot
+from samplers.opad.store import KINDS
 
-from ..model.numbers import wide_number
-from ..model.snapshot import RunInfo, Snapshot
 from .base import LiveView, plain
 from .conventions import legend_outside, number_ticks
 from .kl import COLORS

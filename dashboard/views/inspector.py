@@ -2,7 +2,7 @@
 
 Opening the card asks the worker to record the shown chain's moves
 (``Display.inspect``); each snapshot then may carry a ``ProposalInspection``
-(``samplers.inspection``) of its latest step, at most twice a second while the
+(``samplers.diagnostics.inspection``) of its latest step, at most twice a second while the
 run goes on and after every Step when paused. The picture is the proposal over
 the state's sites on its lattice (or grid, or an RBM's blocks), log₁₀ scale
 with a colour bar: for a single-flip proposal the chance Q(x^(j) | x) that bit
@@ -32,11 +32,11 @@ import panel as pn
 from bokeh.models import ColorBar, ColumnDataSource
 from bokeh.plotting import figure
 
-from samplers.inspection import ProposalInspection
+from engine.images import grid_shape, in_slice, site_name, step_labels
+from engine.numbers import exp_number, number, wide_number
+from engine.snapshot import RunInfo, Snapshot
+from samplers.diagnostics.inspection import ProposalInspection
 
-from ..model.images import grid_shape, in_slice, site_name, step_labels
-from ..model.numbers import exp_number, number, wide_number
-from ..model.snapshot import RunInfo, Snapshot
 from .base import LiveView
 from .lattice import STATE_COLOURS, WALK_COLOURS, ImagePanel, state_key
 

@@ -20,10 +20,10 @@ import panel as pn
 from bokeh.models import ColumnDataSource
 from bokeh.plotting import figure
 
-from samplers.opad import KINDS
+from engine.opad_tracker import OpadSnapshot
+from engine.snapshot import RunInfo, Snapshot
+from samplers.opad.store import KINDS
 
-from ..model.opad_tracker import OpadSnapshot
-from ..model.snapshot import RunInfo, Snapshot
 from .base import LiveView, plain
 from .conventions import legend_outside, log_ticks, number
 

@@ -31,12 +31,12 @@ import panel as pn
 from bokeh.models import ColorBar, ColumnDataSource, FixedTicker, LinearColorMapper
 from bokeh.plotting import figure
 
+from engine.images import grid_shape
+from engine.move_replay import MoveReplay
+from engine.numbers import number
+from engine.snapshot import RunInfo, Snapshot
 from targets.base import ImageAxes
 
-from ..model.images import grid_shape
-from ..model.move_replay import MoveReplay
-from ..model.numbers import number
-from ..model.snapshot import RunInfo, Snapshot
 from .base import LiveView
 
 STATE_COLOURS = ["#2b2d42", "#f4d35e"]  # 0 (background / spin down), 1 (object / spin up)

@@ -15,8 +15,9 @@ import panel as pn
 from bokeh.models import ColumnDataSource, Range1d
 from bokeh.plotting import figure
 
-from ..model.numbers import number
-from ..model.snapshot import RunInfo, Snapshot, TemperingState
+from engine.numbers import number
+from engine.snapshot import RunInfo, Snapshot, TemperingState
+
 from .base import LiveView
 from .conventions import fit_axis_label, number_ticks
 

@@ -1,7 +1,7 @@
 """Energy traces: log p̃ and the chosen statistic of the chains, live, readable with many chains.
 
 One Bokeh ``ColumnDataSource`` holds the run's decimated history (see
-``dashboard.model.buffer``): new points are ``stream``ed, and when the history is
+``engine.buffer``): new points are ``stream``ed, and when the history is
 decimated the source is replaced once. The x axis is steps or target
 evaluations (a toggle; the LSB paper plots against evaluations). Each figure
 draws the mean over all chains (thick), the band that holds the middle 80 % of
@@ -21,11 +21,13 @@ from bokeh.models import ColumnDataSource, DataRange1d
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
-from ..model.snapshot import RunInfo, Snapshot
-from ..model.statistics import LABELS, folds_sign
+from engine.snapshot import RunInfo, Snapshot
+from engine.statistics import LABELS, folds_sign
+
 from .base import LiveView, plain
-from .conventions import CHAIN_ALPHA, TRACE_LINES as MAX_LINES, fit_axis_label, integer_ticks, key, number_ticks, \
-    thinned
+from .conventions import CHAIN_ALPHA
+from .conventions import TRACE_LINES as MAX_LINES
+from .conventions import fit_axis_label, integer_ticks, key, number_ticks, thinned
 
 #: The band's percentiles over the chains.
 BAND = (10, 90)

@@ -1,7 +1,7 @@
 """Tuning of DMALA's step size, DLMC's time or PAS's path length, live: what is tuned, toward what, and when it froze.
 
 During ``burn_in`` steps the sampler moves one kernel parameter toward a target
-acceptance rate (``samplers.acceptance_tuning``), and the chain is adaptive
+acceptance rate (``samplers.gradient.acceptance_tuning``), and the chain is adaptive
 MCMC meanwhile; then the value is frozen and the chain is exact. One status line
 says which, drawn from the ``TuningState`` the worker sends.
 """
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import panel as pn
 
-from ..model.snapshot import RunInfo, Snapshot, TuningState
+from engine.snapshot import RunInfo, Snapshot, TuningState
+
 from .base import LiveView, tuning_line
 from .conventions import number
 

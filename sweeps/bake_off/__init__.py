@@ -35,8 +35,8 @@ from pathlib import Path
 import pandas as pd
 
 import samplers as registry
-from dashboard.model.statistics import available_statistics
-from samplers.convergence import Reference
+from engine.statistics import available_statistics
+from samplers.diagnostics.convergence import Reference
 
 from ..runner import DEFAULT_RESULTS, run_sweep
 from ..spec import Sweep

@@ -10,7 +10,7 @@ cost, and the used amount is what is recorded).
 
 1. *Acceptance (DISCS)*: a sampler with a burn-in (``burn_in`` parameter:
    DMALA's α, DLMC's h and PAS's L tuned toward 57.4 % acceptance by
-   Robbins–Monro, ``samplers.acceptance_tuning``; LSB/FLSB's learned g) adapts
+   Robbins–Monro, ``samplers.gradient.acceptance_tuning``; LSB/FLSB's learned g) adapts
    until its share of the tuning budget is used, then ``freeze()``s; its
    ``frozen_params()`` are the acceptance-tuned kernel a*. A sampler without a
    burn-in has nothing to tune and spends nothing.
@@ -28,7 +28,7 @@ cost, and the used amount is what is recorded).
 
 **Measuring** (``measure``): the frozen kernel is built afresh from its
 JSON-able record (what the report prints; a replay builds the same kernel)
-with chains from over-dispersed starts (``samplers.convergence``) and run for
+with chains from over-dispersed starts (``samplers.diagnostics.convergence``) and run for
 the budget. Every chain's statistic and its Hamming distance to DISCS's fixed
 reference state are kept with the step, evaluations and CPU seconds so far, on
 ``KEEP_DRAWS``–2·``KEEP_DRAWS`` evenly spaced steps (``ThinnedTrace``: a run
@@ -45,11 +45,11 @@ from dataclasses import dataclass
 import numpy as np
 
 import samplers
-from dashboard.model.session import to_jsonable_params
-from dashboard.model.statistics import available_statistics
-from samplers.adaptive import Adaptive
-from samplers.convergence import over_dispersed_starts
-from samplers.diagnostics import hamming_distance, hamming_reference
+from engine.session import to_jsonable_params
+from engine.statistics import available_statistics
+from samplers.common.adaptive import Adaptive
+from samplers.diagnostics.convergence import over_dispersed_starts
+from samplers.diagnostics.ess import hamming_distance, hamming_reference
 from targets.base import Target
 
 from ..perform import CpuClock

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dashboard.model.numbers import number
+from engine.numbers import number
 
 from .summary import MEASURES, RANKED_BY, SETTLED_RHAT
 

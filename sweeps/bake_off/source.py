@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 
 import targets
-from dashboard.model.config import to_jsonable
-from dashboard.model.uploads import UploadLimits, parse_upload
+from engine.config import to_jsonable
+from engine.uploads import UploadLimits, parse_upload
 from targets.base import Target
 
 #: Fixed states on which a function-valued target is probed for its identity.

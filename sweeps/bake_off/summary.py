@@ -4,7 +4,7 @@ Per run (``RunMeasures``), over the second half of the measured trace (the
 first half is the way from over-dispersed starts to equilibrium):
 
 * ESS: rank-normalised bulk ESS of the statistic over all chains
-  (``samplers.diagnostics.ess``), per 1,000 target evaluations, per CPU second
+  (``samplers.diagnostics.ess.ess``), per 1,000 target evaluations, per CPU second
   and per step of that half;
 * DISCS's ESS: each chain's ESS of its Hamming distance to the fixed reference
   state (``discs_ess``), summed over chains, per 1,000 evaluations of the half;
@@ -12,7 +12,7 @@ first half is the way from over-dispersed starts to equilibrium):
 * time to equilibrium: the first point on the axis where the chains' mean
   statistic comes within max(1 % of its starting distance, the noise of a
   mean of the chains at equilibrium) of the reference
-  (``samplers.convergence.first_hit``); a run that never does is counted at
+  (``samplers.diagnostics.convergence.first_hit``); a run that never does is counted at
   its length (``verdicts.censored``). The reference is exact when the target
   can be enumerated (d ≤ ``EXACT_DIM``), else the mean of the second halves
   of the runs whose own split-R̂ is below ``RHAT_LIMIT``, used only if the
@@ -34,14 +34,14 @@ Each rate (ESS per unit, time to equilibrium) is reported as its geometric
 mean over seeds with a 95 % t-interval on its logarithm, as the verdicts'
 ratios are (a rate lives on a log scale, and its interval never crosses 0);
 split-R̂ and the acceptance rate, and a rate with a zero among its seeds, as
-the mean with a 95 % t-interval (``samplers.convergence.interval``); a
+the mean with a 95 % t-interval (``samplers.diagnostics.convergence.interval``); a
 measure of a single seed has no interval. Rows are ranked by the geometric
 mean of ESS per unit of the budget's axis.
 
 The verdict compares samplers, not kernels: each sampler is represented by
 its best-ranked kernel (efficiency- or acceptance-tuned). The leading sampler
 *wins* only when the per-seed ratio of its ESS rate to that of *every* other
-sampler clears 1 by the claims audit's rule (``samplers.verdicts.Ratio(1)``:
+sampler clears 1 by the claims audit's rule (``samplers.diagnostics.verdicts.Ratio(1)``:
 95 % interval on log ρ over ≥ 5 seeds entirely above 1: "reproduced");
 otherwise it is a tie with the sampler it does not clear (or, when their
 ratio is not decisive — a seed without a usable ESS — no winner, for want of
@@ -60,11 +60,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from dashboard.model.comparison import SETTLED_RHAT
-from dashboard.model.statistics import available_statistics
-from samplers.convergence import RHAT_LIMIT, Reference, exact_reference, first_hit, interval
-from samplers.diagnostics import discs_ess, ess, rhat
-from samplers.verdicts import REPRODUCED, Ratio, censored, paired_ratios, ratio_evidence
+from engine.comparison import SETTLED_RHAT
+from engine.statistics import available_statistics
+from samplers.diagnostics.convergence import RHAT_LIMIT, Reference, exact_reference, first_hit, interval
+from samplers.diagnostics.ess import discs_ess, ess, rhat
+from samplers.diagnostics.verdicts import REPRODUCED, Ratio, censored, paired_ratios, ratio_evidence
 
 from .phases import tuned_parameter
 from .task import label

@@ -27,9 +27,10 @@ import dataclasses
 import json
 from dataclasses import dataclass, field
 
-from samplers.warmup import kernels_ready, warm_up
+from samplers.common.warmup import kernels_ready, warm_up
 
-from ..spec import Task, run_seed
+from ..perform import run_seed
+from ..spec import Task
 from .phases import KEEP_DRAWS, kernel_record, measure, tune, tuned_parameter
 from .source import TargetSource
 

@@ -35,9 +35,9 @@ require_chromium()
 from playwright.sync_api import Page, expect  # noqa: E402
 
 from dashboard.controls import CONFIG_FILES, NOT_LOADED  # noqa: E402
-from dashboard.model.config import RunConfig  # noqa: E402
-from dashboard.model.links import link_query  # noqa: E402
-from samplers.verdicts import VERDICTS  # noqa: E402
+from engine.config import RunConfig  # noqa: E402
+from engine.links import link_query  # noqa: E402
+from samplers.diagnostics.verdicts import VERDICTS  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -216,7 +216,7 @@ def save_whole_page(page: Page, name: str, settle_ms: int = 800) -> Path:
 
 def worker_processes() -> set[int]:
     """Process ids of the sessions' live worker processes (the server's shared engine)."""
-    from dashboard.model.engine import shared_engine
+    from engine.engine import shared_engine
     return {handle.runner.pid for handle in list(shared_engine()._workers.values()) if handle.alive}
 
 
@@ -545,7 +545,7 @@ def test_a_decompression_bomb_is_refused_with_its_size_and_the_session_goes_on(p
     assert_advancing(page)
 
 
-#: A verdict cell of the claims card holds exactly one word of the vocabulary (``samplers.verdicts.VERDICTS``).
+#: A verdict cell of the claims card holds exactly one word of the vocabulary (``samplers.diagnostics.verdicts.VERDICTS``).
 VERDICT = re.compile("^(" + "|".join(VERDICTS) + ")$")
 CLAIM_PRESET = "Claim · LSB Fig. 2 · LSB2 (two moves per step, the authors' schedule) beside √t at equal steps"
 
@@ -826,7 +826,7 @@ def session_status(preset_config: dict):
     """The status of the run of the one live session showing ``preset_config``'s run (the server is in-process):
     the snapshot the page's status line is drawn from."""
     from dashboard.explorer import _LIVE
-    from dashboard.model.presets import run_key
+    from engine.presets import run_key
 
     key = run_key(RunConfig.from_dict(preset_config))
     clients = [explorer.client for explorer in list(_LIVE)

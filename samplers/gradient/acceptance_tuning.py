@@ -1,0 +1,63 @@
+"""Tuning one kernel parameter toward a target acceptance rate during a burn-in, then freezing it.
+
+DMALA's step size α, DLMC's time h and PAS's path length L are tuned this way
+(the DISCS benchmark tunes all three toward an acceptance rate of 0.574). At
+step t of the burn-in, with ā_t the mean MH acceptance probability over the
+chains, the tuned value v moves by a Robbins–Monro step
+
+    v ← v + (ā_t − a*) / √(t + 1)      (on log v for a scale, as α and h),
+
+so it settles where the acceptance rate is a*. The chains interact through ā_t
+and the kernel changes with t: the chain is adaptive MCMC until the freeze
+(``samplers.common.adaptive``). From then on the kernel uses the tuned value, fixed,
+and is exact; ``frozen_params()`` names it. ``burn_in=0`` never tunes: the
+requested value is the kernel from step 0.
+"""
+
+from __future__ import annotations
+
+import math
+
+import param
+
+from samplers.common.adaptive import Adaptive
+
+
+class AcceptanceTuned(Adaptive, param.Parameterized):
+    """Mixin: the host names its tuned parameter (``tuned_parameter``) and whether it is a scale (``tuned_on_log``)."""
+
+    burn_in = param.Integer(500, bounds=(0, None), doc="Steps during which the tuned parameter adapts toward "
+                                                       "target_acceptance; then it is frozen and the chain is exact.")
+    target_acceptance = param.Number(0.574, bounds=(0.01, 0.99), doc="Acceptance rate the burn-in tunes toward.")
+
+    #: Name of the parameter tuned (its requested value is the start of the tuning).
+    tuned_parameter = ""
+    #: True: tune log v (a positive scale); False: tune v itself, kept within ``_tuned_bounds``.
+    tuned_on_log = True
+
+    def reset(self, init=None) -> None:
+        """The host's reset, then the tuning starts again from the requested value."""
+        super().reset(init)
+        self.tuned_value = float(getattr(self, self.tuned_parameter))
+        self._start_adaptation(self.burn_in > 0)
+
+    def _tuned_bounds(self) -> tuple[float, float]:
+        """Range the tuned value is kept in: the parameter's bounds (both must be finite)."""
+        return self.param[self.tuned_parameter].bounds
+
+    def _tune(self, mean_acceptance: float) -> None:
+        """One Robbins–Monro step of the tuned value toward ``target_acceptance`` (during the burn-in only)."""
+        gain = (mean_acceptance - self.target_acceptance) / math.sqrt(self.n_steps + 1)
+        low, high = self._tuned_bounds()
+        value = self.tuned_value * math.exp(gain) if self.tuned_on_log else self.tuned_value + gain
+        self.tuned_value = min(max(value, low), high)
+
+    def _fix_kernel(self) -> None:
+        """Nothing to rebuild: the kernel reads ``tuned_value``."""
+
+    def _kernel_params(self) -> dict:
+        return {self.tuned_parameter: self._frozen_value(), "burn_in": 0}
+
+    def _frozen_value(self):
+        """The tuned value as the parameter takes it."""
+        return self.tuned_value

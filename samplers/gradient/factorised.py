@@ -1,0 +1,191 @@
+"""Factorised multi-flip proposals from local flip rates: DMALA and DLMC.
+
+Both propose y from x by flipping every coordinate independently, coordinate i
+with probability p_i(x),
+
+    q(y | x) = Π_i p_i(x)^[y_i ≠ x_i] · (1 − p_i(x))^[y_i = x_i],
+
+and correct exactly with Metropolis–Hastings,
+α = min{1, p̃(y) q(x | y) / (p̃(x) q(y | x))}. The probabilities p_i depend on
+the flip log-ratios u_i = log t_i(x) = log p̃(x^(i)) − log p̃(x): exact
+(``ratios="exact"``: the d ratios of x, d evaluations per state, cheap on a
+sparse pairwise model) or their first-order Taylor estimate
+u_i ≈ (1 − 2x_i) ∂ log p̃/∂x_i (``ratios="gradient"``: one value-and-gradient
+evaluation per state). A step evaluates the proposal once (its value and its
+ratios, for the reverse probability); the ratios of the current state are kept.
+
+* **DMALA** (Zhang, Liu & Liu, ICML 2022, "A Langevin-like sampler for discrete
+  distributions"): q(y|x) ∝ exp(½ ∇log p̃(x)ᵀ(y − x) − ‖y − x‖²/(2α)), which
+  factorises over coordinates into p_i = σ(u_i/2 − 1/(2α)), σ the logistic
+  function. Written here, as in DISCS, as p_i = σ(log g(t_i) − 1/(2α)) with a
+  balancing function g; g = √t is DMALA.
+* **DLMC** (Sun, Dai, Xia, Schuurmans & Dai, "Discrete Langevin samplers via
+  Wasserstein gradient flow", AISTATS 2023): coordinate i follows, for a time
+  h, the two-state continuous-time chain that jumps x_i → 1 − x_i at rate g(t_i)
+  and back at rate g(1/t_i). It ends flipped with probability
+
+      p_i = ν_i (1 − exp(−h (g(t_i) + g(1/t_i)))),   ν_i = g(t_i)/(g(t_i) + g(1/t_i)) = t_i/(1 + t_i)
+
+  (g balancing). With exact ratios this is DLMC, with the Taylor estimate DLMCf.
+
+The step size (α, or h) is tuned toward an acceptance rate during ``burn_in``
+steps and then frozen (``samplers.gradient.acceptance_tuning``); with ``burn_in=0`` the
+requested value is used throughout. ``transition_row`` enumerates all 2^d
+flip patterns with the same compiled probabilities and acceptance.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import param
+from numba import njit
+
+from samplers.balanced.locally_balanced import flip_log_acceptance
+from samplers.base import Sampler, acceptance_probability, log_add, metropolis_accept, taylor_flip_log_ratios
+from samplers.gradient.acceptance_tuning import AcceptanceTuned
+from samplers.lsb.balancing import BALANCING, CODES, NO_TABLE, log_balancing, log_g_scalar
+from targets.base import all_states
+from targets.compiled import helper
+
+#: ``scheme`` codes of the compiled kernels: DMALA's Langevin-like flips, DLMC's two-state jump chains.
+LANGEVIN_SCHEME, JUMP_CHAIN_SCHEME = 0, 1
+
+
+@njit(cache=True)
+def log_sigmoid(u):
+    """log σ(u) = −log(1 + e^−u), exact for u = ±∞."""
+    return -np.log1p(np.exp(-u)) if u >= 0.0 else u - np.log1p(np.exp(u))
+
+
+@helper
+def coordinate_flip_logs(scheme, code, u, step):
+    """(log p_i, log(1 − p_i)) of one coordinate with flip log-ratio u (see the module docstring)."""
+    if scheme == LANGEVIN_SCHEME:
+        a = log_g_scalar(code, u, NO_TABLE, NO_TABLE) - 0.5 / step
+        return log_sigmoid(a), log_sigmoid(-a)
+    log_nu, log_not_nu = log_sigmoid(u), log_sigmoid(-u)
+    rate_time = np.exp(log_add(log_g_scalar(code, u, NO_TABLE, NO_TABLE),
+                               log_g_scalar(code, -u, NO_TABLE, NO_TABLE))) * step
+    return log_nu + np.log(-np.expm1(-rate_time)), log_add(log_not_nu, log_nu - rate_time)
+
+
+@njit(cache=True)
+def draw_flips(log_t, uniforms, scheme, code, step):
+    """Flip pattern (bool ``(n, d)``): coordinate i of row c flips iff uniforms[c, i] < p_i."""
+    flips = np.empty(log_t.shape, dtype=np.bool_)
+    for c in range(log_t.shape[0]):
+        for i in range(log_t.shape[1]):
+            flips[c, i] = np.log(uniforms[c, i]) < coordinate_flip_logs(scheme, code, log_t[c, i], step)[0]
+    return flips
+
+
+@njit(cache=True)
+def flips_log_probability(log_t, flips, scheme, code, step):
+    """log q of each row's flip pattern: Σ_i log p_i where it flips, log(1 − p_i) where it does not."""
+    out = np.zeros(log_t.shape[0])
+    for c in range(log_t.shape[0]):
+        for i in range(log_t.shape[1]):
+            log_flip, log_stay = coordinate_flip_logs(scheme, code, log_t[c, i], step)
+            out[c] += log_flip if flips[c, i] else log_stay
+    return out
+
+
+class LocalRatios(Sampler):
+    """Samplers whose proposal reads every flip log-ratio of a state, exact or from the gradient (``ratios``)."""
+
+    ratios = param.Selector(default="gradient", objects=["gradient", "exact"],
+                            doc="Flip log-ratios from the gradient (Taylor estimate, 1 evaluation a state) or "
+                                "exact (d evaluations a state, cheap on sparse pairwise models).")
+    balancing = param.Selector(default="sqrt", objects=list(BALANCING), doc="Balancing function g of the rates.")
+
+    def _validate(self):
+        if self.ratios == "gradient":
+            self._require_gradient()
+
+    def log_g(self, log_t: np.ndarray) -> np.ndarray:
+        """log g(t) of the balancing function, elementwise."""
+        return log_balancing(self.balancing)(log_t)
+
+    def _value_and_log_ratios(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """log p̃(x) and the ``(n, d)`` flip log-ratios the proposal uses (counted evaluations)."""
+        if self.ratios == "exact":
+            return self.target.log_prob(x), self.target.delta_log_prob(x)
+        log_p, grad = self.target.value_and_grad(x)
+        return log_p, taylor_flip_log_ratios(x, grad)
+
+    def _prepare(self):
+        self.log_p, self._log_t = self._value_and_log_ratios(self.states)
+
+
+class TunedLocalProposal(AcceptanceTuned, LocalRatios):
+    """A proposal from local flip ratios with one parameter tuned in the burn-in (DMALA, DLMC, PAS)."""
+
+    def _accept(self, proposals, proposed_log_prob, proposed_log_t, log_alpha, tuning: bool) -> np.ndarray:
+        """Accept each chain's proposal with probability min(1, e^{log α}), tune on the mean of those
+        probabilities while ``tuning``, move the accepted chains (states, log p̃, flip ratios); the accepted mask."""
+        accepted = metropolis_accept(log_alpha, self.rng)
+        if tuning:
+            self._tune(float(acceptance_probability(log_alpha).mean()))
+        self.states[accepted] = proposals[accepted]
+        self.log_p[accepted] = proposed_log_prob[accepted]
+        self._log_t[accepted] = proposed_log_t[accepted]
+        return accepted
+
+
+class _FactorisedFlips(TunedLocalProposal):
+    """Shared step of DMALA and DLMC; subclasses set ``scheme`` and the step-size parameter."""
+
+    bytes_per_site = Sampler.bytes_per_site + 8 + 1  # the flip log-ratios of the states; the record's proposals
+    tuned_parameter = "step_size"
+    scheme = LANGEVIN_SCHEME
+
+    def _kernel(self) -> tuple[int, int, float]:
+        """(scheme, balancing code, step size in force)."""
+        return self.scheme, CODES[self.balancing], self.tuned_value
+
+    def _step(self):
+        tuning = self._adapts_this_step()
+        kernel = self._kernel()
+        flips = draw_flips(self._log_t, self.rng.random(self.states.shape), *kernel)
+        proposals = self.states ^ flips.view(np.uint8)
+        proposed_log_prob, proposed_log_t = self._value_and_log_ratios(proposals)
+        log_alpha = flip_log_acceptance(proposed_log_prob - self.log_p,
+                                        flips_log_probability(self._log_t, flips, *kernel),
+                                        flips_log_probability(proposed_log_t, flips, *kernel))
+        accepted = self._accept(proposals, proposed_log_prob, proposed_log_t, log_alpha, tuning)
+        sites = np.broadcast_to(np.arange(self.target.dim), proposals.shape)
+        return dict(accepted=accepted, proposed_sites=sites, proposed_values=proposals,
+                    proposed_log_prob=proposed_log_prob)
+
+    def transition_row(self, x):
+        """Every flip pattern f (2^d of them) with q(x ⊕ f | x)·α, from ``flips_log_probability`` and the step's
+        acceptance, at the step size in force."""
+        kernel = self._kernel()
+        flips = all_states(x.size).astype(bool)
+        proposals = x[None, :] ^ flips.view(np.uint8)
+        log_p, log_t = self._value_and_log_ratios(x[None, :])
+        proposed_log_prob, proposed_log_t = self._value_and_log_ratios(proposals)
+        log_forward = flips_log_probability(np.repeat(log_t, len(flips), axis=0), flips, *kernel)
+        log_alpha = flip_log_acceptance(proposed_log_prob - log_p[0], log_forward,
+                                        flips_log_probability(proposed_log_t, flips, *kernel))
+        return self._with_stay(x, proposals, np.exp(log_forward) * acceptance_probability(log_alpha))
+
+
+class DMALA(_FactorisedFlips):
+    """Discrete Metropolis-adjusted Langevin (Zhang, Liu & Liu 2022): every bit flips with σ(log g(t_i) − 1/(2α))."""
+
+    registry_name = "dmala"
+    scheme = LANGEVIN_SCHEME
+    step_size = param.Number(0.2, bounds=(1e-3, 1e3), doc="Step size α (the start of the tuning if burn_in > 0); "
+                                                          "larger α flips more bits.")
+
+
+class DLMC(_FactorisedFlips):
+    """Discrete Langevin Monte Carlo (Sun et al. 2023): every bit runs its two-state jump chain for a time h."""
+
+    registry_name = "dlmc"
+    scheme = JUMP_CHAIN_SCHEME
+    ratios = param.Selector(default="exact", objects=["exact", "gradient"],
+                            doc="exact flip ratios (DLMC) or their gradient estimate (DLMCf).")
+    step_size = param.Number(0.5, bounds=(1e-3, 1e3), doc="Time h each coordinate's jump chain runs (the start of "
+                                                          "the tuning if burn_in > 0).")

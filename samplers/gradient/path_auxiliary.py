@@ -1,0 +1,160 @@
+"""The path auxiliary sampler, PAS (Sun, Dai, Li, Schuurmans & Dai, ICLR 2022, "Path auxiliary proposal for
+MCMC in discrete space").
+
+A move flips L distinct bits chosen one after another, each from the locally
+balanced proposal of the *starting* state x without replacement: with weights
+w_j = g(t_j(x)) (exact flip ratios, or their Taylor estimate from one gradient —
+the "fast" PAFS of the paper and DISCS), the ordered path (i₁, …, i_L) has
+probability
+
+    q(i₁, …, i_L | x) = Π_k w_{i_k} / (W − Σ_{m<k} w_{i_m}),     W = Σ_j w_j,
+
+and ends at y = x with those L bits flipped. L is ``path_length`` or, with
+``random_length`` (the default), uniform on {1, …, ``path_length``} per move: a
+mixture of kernels that each leave p̃ invariant. (A fixed even L flips an even
+number of bits every move and never leaves the parity class it started in.) The order is an auxiliary
+variable: the reverse move starts at y with y's weights w′ and retraces the
+path backwards, (i_L, …, i₁). Since reversing the path is an involution, the
+Metropolis–Hastings step on (state, path),
+
+    α = min{1, p̃(y) q(i_L, …, i₁ | y) / (p̃(x) q(i₁, …, i_L | x))},
+
+leaves p̃ exactly invariant although q(y | x) itself (a sum over the L!
+orders) is never computed. Cost: the ratios at x (kept) and at y, so one
+value-and-gradient evaluation per step with ``ratios="gradient"``, or 1 + d
+with exact ratios. L is tuned toward an acceptance rate during ``burn_in``
+steps and then frozen (``samplers.gradient.acceptance_tuning``, as DISCS tunes its
+"radius"); with ``burn_in=0`` the requested ``path_length`` is used throughout.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import param
+from numba import njit
+
+from samplers.balanced.locally_balanced import flip_log_acceptance
+from samplers.base import Sampler, acceptance_probability, inverse_cdf
+from samplers.gradient.factorised import TunedLocalProposal
+
+
+@njit(cache=True)
+def draw_paths(log_w, uniforms, lengths):
+    """One path of ``lengths[c]`` distinct sites per row c, drawn ∝ w without replacement, padded to
+    ``uniforms.shape[1]`` by repeating its last site.
+
+    Returns (paths ``(n, L_max)``, valid ``(n,)``): a row is invalid when fewer than its
+    length of sites have positive weight.
+    """
+    n, longest = uniforms.shape
+    paths = np.zeros((n, longest), dtype=np.int64)
+    valid = np.ones(n, dtype=np.bool_)
+    for c in range(n):
+        weights = np.exp(log_w[c] - np.max(log_w[c]))
+        for k in range(lengths[c]):
+            total = weights.sum()
+            if not total > 0.0:
+                valid[c] = False
+                paths[c, k:] = paths[c, 0]
+                break
+            pick = inverse_cdf(weights, total, uniforms[c, k])
+            paths[c, k:] = pick
+            weights[pick] = 0.0
+    return paths, valid
+
+
+@njit(cache=True)
+def path_log_probability(log_w, paths, lengths, backwards):
+    """log q of each row's path (its first ``lengths[c]`` sites, read backwards if ``backwards``) under sequential
+    draws ∝ w without replacement."""
+    out = np.zeros(paths.shape[0])
+    for c in range(paths.shape[0]):
+        weights = np.exp(log_w[c] - np.max(log_w[c]))
+        length = lengths[c]
+        for k in range(length):
+            site = paths[c, length - 1 - k] if backwards else paths[c, k]
+            total = weights.sum()
+            if not weights[site] > 0.0:
+                out[c] = -np.inf
+                break
+            out[c] += np.log(weights[site]) - np.log(total)
+            weights[site] = 0.0
+    return out
+
+
+class PathAuxiliary(TunedLocalProposal):
+    """PAS: L locally balanced flips along a path, accepted with the exact reverse-path probability."""
+
+    registry_name = "pas"
+    bytes_per_site = Sampler.bytes_per_site + 8  # the flip log-ratios of the states
+    tuned_parameter = "path_length"
+    tuned_on_log = False
+    path_length = param.Integer(1, bounds=(1, 100_000), doc="Flips per move L (with random_length, the longest), "
+                                                            "the start of the tuning if burn_in > 0; at most d.")
+    random_length = param.Boolean(True, doc="Draw each move's L uniformly from 1, …, path_length: flips of one fixed "
+                                            "even L never change the parity of x, so a fixed L can be reducible.")
+
+    @classmethod
+    def estimated_bytes(cls, n_chains, dim, params=None):
+        """The default plus each record's path: L sites (int64) and their new values per chain, L as requested
+        (tuning may lengthen it, by 9 bytes per chain and flip)."""
+        return super().estimated_bytes(n_chains, dim, params) + 9 * n_chains * cls._requested(params, "path_length")
+
+    def _validate(self):
+        super()._validate()
+        if self.path_length > self.target.dim:
+            raise ValueError(f"pas: path_length={self.path_length} exceeds the dimension {self.target.dim}")
+
+    def _tuned_bounds(self):
+        return 1.0, float(self.target.dim)
+
+    def _frozen_value(self):
+        return self._length()
+
+    def _length(self) -> int:
+        """L in force: the tuned radius, rounded."""
+        return int(round(self.tuned_value))
+
+    def _path_lengths(self) -> np.ndarray:
+        """The possible path lengths in force (each equally likely)."""
+        longest = self._length()
+        return np.arange(1, longest + 1) if self.random_length else np.array([longest])
+
+    def _step(self):
+        tuning = self._adapts_this_step()
+        n = self.states.shape[0]
+        log_w = self.log_g(self._log_t)
+        choices = self._path_lengths()
+        lengths = choices[self.rng.integers(0, choices.size, size=n)]
+        paths, valid = draw_paths(log_w, self.rng.random((n, choices[-1])), lengths)
+        rows, steps = np.nonzero((np.arange(choices[-1]) < lengths[:, None]) & valid[:, None])
+        proposals = self.states.copy()
+        proposals[rows, paths[rows, steps]] ^= 1
+        proposed_log_prob, proposed_log_t = self._value_and_log_ratios(proposals)
+        log_alpha = np.where(valid, flip_log_acceptance(
+            proposed_log_prob - self.log_p, path_log_probability(log_w, paths, lengths, False),
+            path_log_probability(self.log_g(proposed_log_t), paths, lengths, True)), -np.inf)
+        accepted = self._accept(proposals, proposed_log_prob, proposed_log_t, log_alpha, tuning)
+        return dict(accepted=accepted, proposed_sites=paths, proposed_values=proposals[np.arange(n)[:, None], paths],
+                    proposed_log_prob=proposed_log_prob)
+
+    def transition_row(self, x):
+        """Every ordered path of every length in force with P(L)·q(path | x)·α, from the step's compiled path
+        probabilities."""
+        log_p, log_t = self._value_and_log_ratios(x[None, :])
+        choices = self._path_lengths()
+        candidates, probs = [], []
+        for length in choices:
+            paths = np.array(list(itertools.permutations(range(x.size), int(length))), dtype=np.int64)
+            lengths = np.full(len(paths), length)
+            proposals = np.repeat(x[None, :], len(paths), axis=0)
+            proposals[np.arange(len(paths))[:, None], paths] ^= 1
+            proposed_log_prob, proposed_log_t = self._value_and_log_ratios(proposals)
+            log_forward = path_log_probability(np.repeat(self.log_g(log_t), len(paths), axis=0), paths, lengths, False)
+            log_alpha = flip_log_acceptance(proposed_log_prob - log_p[0], log_forward,
+                                            path_log_probability(self.log_g(proposed_log_t), paths, lengths, True))
+            candidates.append(proposals)
+            probs.append(np.exp(log_forward) * acceptance_probability(log_alpha) / choices.size)
+        return self._with_stay(x, np.vstack(candidates), np.concatenate(probs))

@@ -1,0 +1,270 @@
+"""A race: the sampler bake-off (``sweeps.bakeoff``) on the session's target, in a process of its own, streamed.
+
+``Race(engine, owner)`` is one session's race (model code: no Panel). ``start(settings)``
+starts a process — from the same ``forkserver`` the engine starts its workers
+from, so it begins with the samplers imported and their kernels loaded — that
+runs the bake-off serially (``workers=0``) at a small budget (``RaceSettings``:
+``BUDGET`` target evaluations per run, or another of ``BUDGETS``, ``SEEDS`` seeds × ``CHAINS`` chains), at
+the lowest OS priority and within one run's memory (as a sampler worker:
+``worker.sample_at_low_priority``, an address-space limit of its start-up size
+plus ``Budget.run_bytes``), its stored runs in a temporary directory that is
+removed when the race ends. After each run the process sends the bake-off so far
+as a ``RaceSnapshot`` — the ranking with intervals, the verdict, what was
+skipped or failed, runs done of the total: small and picklable — through a
+pipe; ``poll()``, called from the page's periodic flush, takes what arrived
+without waiting.
+
+A server runs at most ``MAX_RACES`` races at once, and none when its sampler
+workers and races together would exceed ``Budget.max_workers``; each race books
+``Budget.run_bytes`` with the engine (``Engine.reserve`` under the key
+``-owner``, beside the session's own run), so a race never takes memory that the
+sessions' runs hold. ``start`` refuses with the reason in ``message`` when
+the server is busy. ``stop()`` (a new race, Stop, the session's end) terminates
+the process at once.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+
+import samplers as registry
+from engine.config import RunConfig
+from engine.engine import Engine, ServerBusy, end_process
+from engine.forkserver import start_forkserver
+from engine.uploads import format_bytes
+from engine.worker import describe, limit_memory, sample_at_low_priority
+from sweeps import bakeoff
+from sweeps.bake_off.summary import RANKED_BY
+from sweeps.bake_off.task import TUNING_SHARE, variants
+
+__all__ = ["BUDGET", "BUDGETS", "TUNING_SHARE", "Race", "RaceSettings", "RaceSnapshot", "RankedRow"]
+
+#: Target evaluations of each measured run (after a tuning burn-in of a fifth more): the default target's race
+#: (17 sampler kernels × 5 seeds) then took 41 s on a 2-core machine that ran a test suite beside it.
+BUDGET = 3000
+#: The budgets a page offers: the default, and more for chains that have not settled in it (a race takes
+#: about as many times longer).
+BUDGETS = (BUDGET, 10_000, 30_000)
+#: The axis the budget is counted on: target evaluations count the same on every machine.
+AXIS = "evaluations"
+#: Independent seeds of every sampler: the fewest the strict verdict accepts (``samplers.diagnostics.verdicts``).
+SEEDS = 5
+#: Chains of every run (a split-R̂ needs at least 3).
+CHAINS = 4
+#: Most races one server process runs at once.
+MAX_RACES = 2
+#: How long ``stop`` waits for the process after each signal (seconds).
+STOP_SECONDS = 2.0
+
+#: The races running in this server process.
+_RUNNING: set[int] = set()
+_RUNNING_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class RaceSettings:
+    """What a race runs: the target (a registered name and its parameters, as a ``RunConfig`` holds them) and the
+    bake-off's budget, axis, seeds, chains, statistic, samplers (``"all"``, or names) and sweep seed."""
+
+    target: str
+    target_params: dict = field(default_factory=dict)
+    budget: int = BUDGET
+    axis: str = AXIS
+    seeds: int = SEEDS
+    chains: int = CHAINS
+    statistic: str = "log_prob"
+    samplers: str | tuple[str, ...] = "all"
+    seed: int = 0
+
+    @classmethod
+    def of(cls, config: RunConfig, budget: int = BUDGET) -> RaceSettings:
+        """A race on ``config``'s target with ``budget`` evaluations per run."""
+        return cls(config.target, dict(config.target_params), budget)
+
+    def build_target(self):
+        return RunConfig(target=self.target, target_params=self.target_params).build_target()
+
+
+@dataclass(frozen=True)
+class RankedRow:
+    """One sampler kernel's line of the ranking: its rate (geometric mean over seeds) and 95 % interval."""
+
+    sampler: str
+    setting: str
+    seeds: int
+    unusable: int  # seeds whose ESS is not usable in a verdict (chains not settled)
+    lower_bound: int  # seeds whose ESS is only a lower bound (as large as its draws)
+    rate: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class RaceSnapshot:
+    """The bake-off so far (``summary``'s table, verdict and lists), as a page needs it."""
+
+    target: str
+    dim: int
+    measure: str  # what the rows rank by, e.g. "ESS per 1k evals"
+    rows: tuple[RankedRow, ...]
+    done: int  # runs stored or failed
+    total: int  # runs of the whole race
+    winner: str | None
+    verdict: str  # the library's sentence ("" with fewer than two rows)
+    headline: str  # the outcome in a few words (``Verdict.headline``; "" with fewer than two rows)
+    skipped: dict[str, str]
+    failed: dict[str, str]
+    finished: bool
+
+
+def snapshot(result, settings: RaceSettings, finished: bool) -> RaceSnapshot:
+    """A ``RaceSnapshot`` of a ``BakeoffResult``. The total counts every kernel (``task.variants``) of every
+    sampler that was not skipped, ``seeds`` times."""
+    measure = RANKED_BY[result.axis]
+    rows = tuple(RankedRow(str(name), str(row["setting"]), int(row["seeds"]), int(row["ESS not usable"]),
+                           int(row["ESS a lower bound"]),
+                           float(row[measure]), float(row[f"{measure} low"]), float(row[f"{measure} high"]))
+                 for name, row in result.table.iterrows())
+    names = registry.available() if settings.samplers == "all" else settings.samplers
+    total = settings.seeds * sum(len(variants(name)) for name in names if name not in result.skipped)
+    done = sum(len(runs) for runs in result.runs.values()) + len(result.failed)
+    return RaceSnapshot(result.target_name, result.dim, measure, rows, done, total, result.winner,
+                        result.verdict.sentence(measure) if result.verdict is not None else "",
+                        result.verdict.headline if result.verdict is not None else "",
+                        dict(result.skipped), dict(result.failed), finished)
+
+
+def run_race(connection, settings: RaceSettings, results: str, run_bytes: int) -> None:
+    """Entry point of a race's process: memory limit and low priority, then the bake-off, each run's snapshot
+    sent as ``("progress", RaceSnapshot)``, the last as ``("finished", RaceSnapshot)``, or ``("failed", reason)``;
+    a page that is gone (a broken pipe) ends it quietly."""
+    limit_memory(run_bytes)
+    sample_at_low_priority()
+    try:
+        result = bakeoff(settings.build_target(), settings.samplers, settings.budget, settings.axis, settings.seeds,
+                         chains=settings.chains, statistic=settings.statistic, seed=settings.seed, results=results,
+                         workers=0, progress=False,
+                         on_result=lambda partial: connection.send(("progress", snapshot(partial, settings, False))))
+        connection.send(("finished", snapshot(result, settings, True)))
+    except MemoryError:
+        _say(connection, ("failed", f"the race exceeded its memory limit ({format_bytes(run_bytes)})"))
+    except Exception as error:  # noqa: BLE001 — the page says why; the server goes on
+        _say(connection, ("failed", describe(error)))
+    finally:
+        connection.close()
+
+
+def _say(connection, message: tuple) -> None:
+    """Send ``message`` unless the page's end of the pipe is gone."""
+    try:
+        connection.send(message)
+    except (OSError, EOFError):
+        pass
+
+
+class Race:
+    """One session's race (module docstring): ``state`` is "idle", "running", "finished", "stopped", "failed" or
+    "refused", ``message`` says why for the last two, ``latest`` is the newest snapshot and ``seconds`` the time
+    the race has run."""
+
+    def __init__(self, engine: Engine, owner: int):
+        self.engine = engine
+        self.key = -owner  # the race's booking with the engine, beside the session's own run (``owner``)
+        self.state = "idle"
+        self.message = ""
+        self.settings: RaceSettings | None = None
+        self.latest: RaceSnapshot | None = None
+        self._process = None
+        self._connection = None
+        self._results: str | None = None
+        self._started = self._ended = 0.0
+
+    @property
+    def seconds(self) -> float:
+        if self.state == "idle":
+            return 0.0
+        return (time.monotonic() if self.state == "running" else self._ended) - self._started
+
+    @property
+    def process(self):
+        """The race's process (None before the first race)."""
+        return self._process
+
+    @property
+    def results(self) -> str | None:
+        """The temporary directory of the race's stored runs (removed when it ends)."""
+        return self._results
+
+    def start(self, settings: RaceSettings) -> bool:
+        """Stop the race that runs, then start one with ``settings``; False (and ``message`` says why) when the
+        server is busy."""
+        self.stop()
+        budget = self.engine.budget
+        with _RUNNING_LOCK:
+            races, workers = len(_RUNNING), self.engine.n_workers
+            if races >= MAX_RACES or workers + races >= budget.max_workers:
+                return self._refuse(f"server busy: {races} race{'s' * (races != 1)} and {workers} sampler "
+                                    f"run{'s' * (workers != 1)} are going on, the most this server allows. "
+                                    "Try again in a minute.")
+            try:
+                self.engine.reserve(self.key, budget.run_bytes)
+            except ServerBusy as error:
+                return self._refuse(str(error))
+            _RUNNING.add(self.key)
+        context = start_forkserver()
+        self._results = tempfile.mkdtemp(prefix="race-")
+        self._connection, theirs = context.Pipe(duplex=False)
+        self._process = context.Process(target=run_race, name=f"race-{-self.key:x}", daemon=True,
+                                        args=(theirs, settings, self._results, budget.run_bytes))
+        self.settings, self.latest, self.message = settings, None, ""
+        self.state, self._started = "running", time.monotonic()
+        self._process.start()
+        theirs.close()  # the process holds its own copy; ours must go so that its end reads as EOF
+        return True
+
+    def _refuse(self, message: str) -> bool:
+        self.state, self.message = "refused", message
+        return False
+
+    def poll(self) -> int:
+        """Take what the race sent since the last call, without waiting: the number of messages taken (each run's
+        snapshot, then the final one or the reason it failed; one for a process that ended without a word)."""
+        taken = 0
+        try:
+            while self.state == "running" and self._connection.poll():
+                kind, payload = self._connection.recv()
+                taken += 1
+                if kind == "failed":
+                    self._end("failed", payload)
+                    break
+                self.latest = payload
+                if kind == "finished":
+                    self._end("finished")
+        except (EOFError, OSError):
+            self._process.join(STOP_SECONDS)
+            self._end("failed", f"the race's process ended without a result (exit code {self._process.exitcode})")
+            taken += 1
+        return taken
+
+    def stop(self) -> None:
+        """Terminate the race that runs (nothing when none does)."""
+        if self.state == "running":
+            self._end("stopped")
+
+    def _end(self, state: str, message: str = "") -> None:
+        """Make sure the process is gone (terminate, then kill), close the pipe, remove the stored runs and give back
+        the race's place and booking."""
+        self.state, self.message, self._ended = state, message, time.monotonic()
+        process = self._process
+        process.join(0 if state == "stopped" else STOP_SECONDS)
+        end_process(process, STOP_SECONDS)
+        self._connection.close()
+        shutil.rmtree(self._results, ignore_errors=True)
+        self.engine.release(self.key)
+        with _RUNNING_LOCK:
+            _RUNNING.discard(self.key)
+
