@@ -10,7 +10,6 @@ import time
 
 from threadpoolctl import threadpool_limits
 
-
 #: The options the LSB paper's benchmarks share.
 LSB_HELPS = {
     "seeds": "independent repetitions (seeds) of every run; intervals are over them",

@@ -54,11 +54,11 @@ import numpy as np
 import samplers
 import targets
 from samplers.diagnostics.convergence import interval
-from samplers.diagnostics.verdicts import INCONCLUSIVE, Always, Much, paired_ratios, ratio_evidence
+from samplers.diagnostics.verdicts import INCONCLUSIVE, Always, Much, censored_ratios, paired_ratios, ratio_evidence
 
 from .claims import NO_AUTHORS_CODE, Claim, Evidence
-from .intracluster_paper import (KAWASAKI, REFERENCE, Experiment, Summary, Trial, experiments, figures,
-                                 mixing_table, stored_trials, summarise, time_grid)
+from .intracluster_paper import (KAWASAKI, REFERENCE, Experiment, Summary, Trial, experiments, figures, mixing_table,
+                                 stored_trials, summarise, time_grid)
 
 PAPER = "Intracluster"
 #: Fraction of each compute window left out as burn-in.
@@ -189,8 +189,8 @@ def measure(experiment: Experiment, trials: list[Trial], store, moves: int) -> M
 # -- the criteria's per-seed evidence ---------------------------------------------------------------------
 def mixing_ratios(kawasaki: Summary, im: Summary) -> dict[str, np.ndarray]:
     """Per seed τ_int(Kawasaki) / τ_int(IM) on each axis: CPU seconds (τ as measured), moves (τ × moves per
-    second) and target evaluations (τ × evaluations per second)."""
-    seconds = paired_ratios(kawasaki.tau, im.tau)
+    second) and target evaluations (τ × evaluations per second); no ratio (NaN) where neither chain mixed."""
+    seconds = censored_ratios(kawasaki.tau, im.tau, kawasaki.mixed, im.mixed)
     return {"CPU seconds": seconds,
             "moves": seconds * paired_ratios(kawasaki.moves_per_second, im.moves_per_second),
             "target evaluations": seconds * paired_ratios(kawasaki.evaluations_per_second,
@@ -203,9 +203,9 @@ def energy_gap(kawasaki: Summary, im: Summary) -> np.ndarray:
         return (kawasaki.mean_energy - im.mean_energy) / np.hypot(kawasaki.standard_error, im.standard_error)
 
 
-def above(gaps: np.ndarray) -> list[bool]:
-    """Per seed, whether Kawasaki sits above IM beyond the noise (z > ``Z_95``; NaN: no)."""
-    return [bool(z > Z_95) for z in gaps]
+def above(gaps: np.ndarray) -> list[bool | float]:
+    """Per seed, whether Kawasaki sits above IM beyond the noise (z > ``Z_95``; NaN where z is NaN: not told)."""
+    return [np.nan if np.isnan(z) else bool(z > Z_95) for z in gaps]
 
 
 def first_below(acf: np.ndarray, band: float) -> np.ndarray:
@@ -331,16 +331,16 @@ def ensemble_claim(index: int, found: Measured | str, stand_in: str) -> Claim:
     held, held_balanced = above(gaps), above(balanced_gaps)
     energies = {s.label: s.mean_energy for s in (found.kawasaki, found.paper, found.balanced)}
     late = "; ".join(f"{label} {values.mean():.4g} ± {values.std():.2g}" for label, values in energies.items())
-    ours = (f"Kawasaki above IM beyond the noise in {sum(held)} of {len(held)} seeds (z per seed: {per_seed(gaps)}); "
-            f"{run_text(found)}")
+    ours = (f"Kawasaki above IM beyond the noise in {held.count(True)} of {len(held)} seeds "
+            f"(z per seed: {per_seed(gaps)}); {run_text(found)}")
     speed = paired_ratios(found.kawasaki.moves_per_second, found.paper.moves_per_second).mean()
     evaluations = paired_ratios(found.kawasaki.evaluations_per_second, found.paper.evaluations_per_second).mean()
     fair = (f"at equal CPU time Kawasaki made {speed:.3g}× IM's moves and {evaluations:.3g}× its target evaluations; "
             f"mean late energy (mean ± sd over seeds): {late}. Fair settings (not the paper's): Kawasaki above IM at "
-            f"γ = 1/2 in {sum(held_balanced)} of {len(held_balanced)} seeds (z: {per_seed(balanced_gaps)})")
+            f"γ = 1/2 in {held_balanced.count(True)} of {len(held_balanced)} seeds (z: {per_seed(balanced_gaps)})")
     lower = sum(bool(z < -Z_95) for z in gaps)
-    reason = (f"Kawasaki's late energy is above IM's beyond the noise in {sum(held)} of {len(held)} seeds and below it "
-              f"in {lower}; IM at the paper's γ accepted {found.paper.acceptance.mean():.1%} of its moves")
+    reason = (f"Kawasaki's late energy is above IM's beyond the noise in {held.count(True)} of {len(held)} seeds "
+              f"and below it in {lower}; IM at the paper's γ accepted {found.paper.acceptance.mean():.1%} of its moves")
     return Claim(PAPER, f"{figure.where}: the ensembles", ENSEMBLE_QUOTES[index], claim, AXIS, rule, number, AUTHORS,
                  Evidence(ours, ENSEMBLE.judge(held)), fair, stand_in=stand_in, reason=reason, replay=figure.replay)
 

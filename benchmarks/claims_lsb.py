@@ -69,13 +69,14 @@ import numpy as np
 from samplers.diagnostics.convergence import excess_area, first_hit, thinned_run_reference
 from samplers.diagnostics.ess import ess_per_chain, lsb_authors_ess
 from samplers.diagnostics.verdicts import (INCONCLUSIVE, Always, Criterion, Much, Ratio, RatioEvidence, censored,
-                               paired_ratios, ratio_evidence, weakest)
+                                           censored_ratios, paired_ratios, ratio_evidence, weakest)
 from sweeps import RunSpec, Task
 
 from . import lsb_reference
 from .claims import NO_AUTHORS_CODE, Claim, Evidence
-from .lsb_runs import mixing_run, reference_run
+from .lsb_runs import mixing_run
 from .lsb_runs import reference as stored_reference
+from .lsb_runs import reference_run
 
 SIZE = 30
 #: Convergence axes (the paper plots the first).
@@ -328,35 +329,41 @@ def _mean(trace) -> np.ndarray:
     return trace.mean if isinstance(trace, Run) else trace
 
 
-def convergence(seeds: list[Seed], axis: str, labels, axes_of: Callable = run_axis) -> tuple[dict, dict]:
-    """Per label, per seed: (excess area, first hit) of the chain mean against the seed's μ on ``axis``.
+def convergence(seeds: list[Seed], axis: str, labels, axes_of: Callable = run_axis) -> tuple[dict, dict, dict]:
+    """Per label, per seed: (excess area, first hit, whether the hit was reached) of the chain mean against the
+    seed's μ on ``axis``.
 
     The area's budget is the axis range every run of ``labels`` covers; a first hit never reached counts at
-    the run's length (``censored``). Both are NaN for a seed without a reached reference."""
+    the run's length (``censored``). Area and hit are NaN for a seed without a reached reference."""
     budget = min(axes_of(seed.runs, label, axis)[-1] for seed in seeds for label in labels)
-    areas, hits = {label: [] for label in labels}, {label: [] for label in labels}
+    areas, hits, reached = ({label: [] for label in labels} for _ in range(3))
     for seed in seeds:
         for label in labels:
             a, m = axes_of(seed.runs, label, axis), _mean(seed.runs[label])
             found = math.isfinite(seed.mu)
+            hit = first_hit(a, m, seed.mu, noise=seed.noise) if found else math.nan
             areas[label].append(excess_area(a, m, seed.mu, budget, seed.noise) if found else math.nan)
-            hits[label].append(censored([first_hit(a, m, seed.mu, noise=seed.noise)], a[-1])[0] if found
-                               else math.nan)
-    return ({label: np.array(values) for label, values in areas.items()},
-            {label: np.array(values) for label, values in hits.items()})
+            hits[label].append(censored([hit], a[-1])[0] if found else math.nan)
+            reached[label].append(math.isfinite(hit))
+    return tuple({label: np.array(values) for label, values in table.items()} for table in (areas, hits, reached))
+
+
+def hit_ratios(hits: dict, reached: dict, numerator: str, denominator: str) -> np.ndarray:
+    """Per seed numerator / denominator of the first hits (``convergence``); NaN where neither run reached μ."""
+    return censored_ratios(hits[numerator], hits[denominator], reached[numerator], reached[denominator])
 
 
 def speedups(runs: list[dict], axes_of: Callable, reference_of: Callable, noise: float = 0.0, axes=tuple(AXES),
              baseline: str = "√t", learned: str = "LSB2") -> dict[str, tuple[list, list]]:
     """Per axis, per seed: (``baseline`` / ``learned`` of the excess area, of the first hit), both measured past
-    ``noise`` (``Reference.noise``), first hits censored (``convergence``). ``axes_of(seed_runs, label, axis)``
+    ``noise`` (``Reference.noise``), first hits censored (``hit_ratios``). ``axes_of(seed_runs, label, axis)``
     gives a run's axis, ``reference_of(seed_runs)`` μ (NaN: none reached)."""
     seeds = [Seed(seed_runs, reference_of(seed_runs), noise) for seed_runs in runs]
     out = {}
     for axis in axes:
-        areas, hits = convergence(seeds, axis, (baseline, learned), axes_of)
+        areas, hits, reached = convergence(seeds, axis, (baseline, learned), axes_of)
         out[axis] = (paired_ratios(areas[baseline], areas[learned]).tolist(),
-                     paired_ratios(hits[baseline], hits[learned]).tolist())
+                     hit_ratios(hits, reached, baseline, learned).tolist())
     return out
 
 
@@ -480,9 +487,9 @@ def figure_2_speedup(seeds: list[Seed], case: Case, args, axes) -> Speedup:
     baseline = "√t" if case.number == 3 else best_fixed(each_areas)
     area, hit = {}, {}
     for axis in axes:
-        areas, hits = convergence(seeds, axis, (baseline, "LSB2"))
+        areas, hits, reached = convergence(seeds, axis, (baseline, "LSB2"))
         area[axis] = ratio_evidence(paired_ratios(areas[baseline], areas["LSB2"]))
-        hit[axis] = ratio_evidence(paired_ratios(hits[baseline], hits["LSB2"]))
+        hit[axis] = ratio_evidence(hit_ratios(hits, reached, baseline, "LSB2"))
     each = {label: ratio_evidence(paired_ratios(each_areas[label], each_areas["LSB2"])) for label in FIXED}
     return Speedup(baseline, area, hit, each, sum(not math.isfinite(seed.mu) for seed in seeds))
 

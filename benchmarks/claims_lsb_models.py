@@ -60,6 +60,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import math
 import sys
 import time
 import types
@@ -71,16 +72,17 @@ import numpy as np
 import targets
 from samplers.diagnostics.convergence import Reference, exact_samples_reference, first_hit
 from samplers.diagnostics.ess import ess
-from samplers.diagnostics.verdicts import (INCONCLUSIVE, VERDICTS, Much, NotWorse, Ratio, RatioEvidence, Similar, censored,
-                               paired_ratios, ratio_evidence, weakest)
+from samplers.diagnostics.verdicts import (INCONCLUSIVE, VERDICTS, Much, NotWorse, Ratio, RatioEvidence, Similar,
+                                           censored, censored_ratios, paired_ratios, ratio_evidence, weakest)
 from sweeps import RunSpec, Task, run_seed
 from targets.markov_network import shipped_networks
 
 from .claims import NO_AUTHORS_CODE, Claim, Evidence
 from .lsb_markov import SAMPLERS as MARKOV_SAMPLERS
 from .lsb_rbm import SAMPLERS as RBM_SAMPLERS
-from .lsb_runs import mixing_run, reference_run
+from .lsb_runs import mixing_run
 from .lsb_runs import reference as stored_reference
+from .lsb_runs import reference_run
 
 RBM_CHAINS, MARKOV_CHAINS = 16, 5  # Appendix D's batch sizes
 #: Appendix D's burn-in for the UAI networks.
@@ -292,12 +294,15 @@ class Trace:
         return {"iterations": np.arange(len(self.values), dtype=float), "evaluations": self.evaluations,
                 "seconds": self.seconds}[name]
 
-    def to_converge(self, reference: Reference, axis: str = "evaluations") -> float:
+    def first_hit(self, reference: Reference, axis: str = "evaluations") -> float:
         """The first ``axis`` value where the chain mean is within max(1 % of its start's distance, the equilibrium
-        noise of a mean of the run's chains) of μ; a run that never gets there counts at its last value."""
+        noise of a mean of the run's chains) of μ; NaN when the run never gets there."""
         along = self.axis(axis)
-        hit = first_hit(along, self.values.mean(axis=1), reference.value, noise=reference.noise(self.values.shape[1]))
-        return float(censored([hit], along[-1])[0])
+        return first_hit(along, self.values.mean(axis=1), reference.value, noise=reference.noise(self.values.shape[1]))
+
+    def to_converge(self, reference: Reference, axis: str = "evaluations") -> float:
+        """``first_hit``, a run that never gets there counted at its last value (``censored``)."""
+        return float(censored([self.first_hit(reference, axis)], self.axis(axis)[-1])[0])
 
     def sampling(self, axis: str) -> float:
         """How much of ``axis`` the sampling phase (after burn-in) spent."""
@@ -325,9 +330,13 @@ def stored_traces(store, replicates: list[dict[str, Task]], burn_in: int) -> lis
 
 
 def ratios(seeds: list[dict[str, Trace]], measure, numerator: str, denominator: str):
-    """``ratio_evidence`` of measure(numerator's run) / measure(denominator's run), one ratio per seed."""
-    return ratio_evidence(paired_ratios([measure(s[numerator]) for s in seeds],
-                                        [measure(s[denominator]) for s in seeds]))
+    """``ratio_evidence`` of measure(numerator's run) / measure(denominator's run), one ratio per seed; of times to
+    converge (``ToConverge``), no ratio where neither run converged (``censored_ratios``)."""
+    values = [[measure(s[label]) for s in seeds] for label in (numerator, denominator)]
+    if isinstance(measure, ToConverge):
+        reached = [[measure.reached(s[label]) for s in seeds] for label in (numerator, denominator)]
+        return ratio_evidence(censored_ratios(*values, *reached))
+    return ratio_evidence(paired_ratios(*values))
 
 
 @dataclass(frozen=True)
@@ -349,9 +358,24 @@ def compare(seeds, measure, numerator: str, denominator: str, quantity: str, cri
     return Comparison(what, evidence, criterion.judge(evidence))
 
 
-def converge(reference: Reference, axis: str = "evaluations"):
+@dataclass(frozen=True)
+class ToConverge:
     """The measure "``axis`` to converge to ``reference``" of a run (censored, ``Trace.to_converge``)."""
-    return lambda trace: trace.to_converge(reference, axis)
+
+    reference: Reference
+    axis: str = "evaluations"
+
+    def __call__(self, trace: Trace) -> float:
+        return trace.to_converge(self.reference, self.axis)
+
+    def reached(self, trace: Trace) -> bool:
+        """Whether the run converged (its time is measured, not censored)."""
+        return math.isfinite(trace.first_hit(self.reference, self.axis))
+
+
+def converge(reference: Reference, axis: str = "evaluations") -> ToConverge:
+    """The measure "``axis`` to converge to ``reference``" of a run."""
+    return ToConverge(reference, axis)
 
 
 def ess_per(axis: str):

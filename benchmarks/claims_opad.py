@@ -50,10 +50,10 @@ import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh backend used
 import numpy as np
 
 from engine.config import RunConfig
-from samplers.opad.store import ParticleStore
-from samplers.diagnostics.verdicts import (INCONCLUSIVE, REPRODUCED, VERDICTS, Always, NotWorse, Ratio, RatioEvidence,
-                               paired_ratios, ratio_evidence, weakest)
 from samplers.common.warmup import kernels_ready, warm_up
+from samplers.diagnostics.verdicts import (INCONCLUSIVE, REPRODUCED, VERDICTS, Always, NotWorse, Ratio, RatioEvidence,
+                                           paired_ratios, ratio_evidence, weakest)
+from samplers.opad.store import ParticleStore
 from sweeps import RunSpec, Task, run_seed
 
 from .claims import NO_AUTHORS_CODE, Claim, Evidence

@@ -152,6 +152,8 @@ class Summary:
     mean_energy: np.ndarray
     standard_error: np.ndarray
     tau: np.ndarray
+    #: Per trial whether the chain mixed in the window (ESS ≥ 1); ``tau`` is the window where it did not.
+    mixed: np.ndarray
     ess_per_second: np.ndarray
     energy: np.ndarray
     acf: np.ndarray
@@ -324,7 +326,7 @@ def summarise(label: str, traces: list[Trace], grid: np.ndarray, burn_in: float)
     return Summary(label, np.array([trace.moves_per_second for trace in traces]),
                    np.array([trace.evaluations_per_second for trace in traces]),
                    np.array([trace.acceptance for trace in traces]), kept.mean(axis=1), standard_error, tau,
-                   ess / window, energy, acf)
+                   ess >= 1.0, ess / window, energy, acf)
 
 
 # -- tables and figures -----------------------------------------------------------------------------------

@@ -33,9 +33,9 @@ import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh backend used
 import numpy as np
 
 from engine.config import RunConfig
-from samplers.lsb.balancing import FORMULAS
 from samplers.diagnostics.convergence import Reference, first_hit, thinned_run_reference
 from samplers.diagnostics.ess import ess
+from samplers.lsb.balancing import FORMULAS
 from sweeps import RunSpec
 
 from . import sweep_store

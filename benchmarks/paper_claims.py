@@ -42,10 +42,10 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from dashboard.claims import RECORD
+from engine.presets import CLAIMS_RECORD
 
-from . import SWEEP_DEFAULTS, SWEEP_HELPS, arguments, claims_intracluster, claims_lsb, claims_lsb_models, claims_opad
-from . import sweep_store
+from . import (SWEEP_DEFAULTS, SWEEP_HELPS, arguments, claims_intracluster, claims_lsb, claims_lsb_models, claims_opad,
+               sweep_store)
 from .claims import claim_section, source_digest, verdict_table
 from .lsb_runs import save
 
@@ -109,7 +109,7 @@ def main(argv=None) -> None:
     settings = {key: value for key, value in vars(args).items() if key not in MACHINE_SETTINGS}
     record = {"settings": settings, "commit": commit, "digest": digest,
               "measured": datetime.now(timezone.utc).isoformat(), "claims": [claim.row() for claim in claims]}
-    written = [results / "paper_claims.json"] + ([RECORD] if args.record else [])  # RECORD: the dashboard's
+    written = [results / "paper_claims.json"] + ([CLAIMS_RECORD] if args.record else [])  # the dashboard's
     if args.record and (args.quick or digest != source_digest()):
         written.pop()
         print("not recorded for the dashboard: " + ("a quick audit decides nothing" if args.quick else

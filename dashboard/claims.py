@@ -22,9 +22,8 @@ import panel as pn
 import param
 
 from engine.links import link_query
-from engine.presets import load_presets
+from engine.presets import CLAIMS_RECORD, load_presets
 
-RECORD = Path(__file__).resolve().parents[1] / "assets" / "paper_claims.json"
 #: The evidence columns: record key (its verdict under key + "_verdict") → header.
 EVIDENCE = {"papers_number": "paper's number", "authors": "authors' code", "ours": "ours"}
 #: Background of each verdict (``samplers.diagnostics.verdicts.VERDICTS``).
@@ -116,7 +115,7 @@ def provenance(record: dict) -> str:
 class ClaimsCard(pn.viewable.Viewer):
     """The recorded verdicts of the papers' claims, with how and when they were measured."""
 
-    path = param.ClassSelector(class_=Path, default=RECORD, doc="The recorded audit (JSON).")
+    path = param.ClassSelector(class_=Path, default=CLAIMS_RECORD, doc="The recorded audit (JSON).")
 
     def __panel__(self):
         intro = pn.pane.Markdown(

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 
 import samplers
 import targets
-from samplers.intracluster.walks import Intracluster
 from samplers.balanced.locally_balanced import LocallyBalanced
+from samplers.intracluster.walks import Intracluster
 from samplers.opad.particle_index import words_per_state
 from targets.base import MAX_ENUMERATE_DIM, Target
 

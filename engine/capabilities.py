@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from samplers.gradient.acceptance_tuning import AcceptanceTuned
 from samplers.common.adaptive import Adaptive
+from samplers.gradient.acceptance_tuning import AcceptanceTuned
 from samplers.intracluster.walks import Intracluster
 from samplers.tempering import ParallelTempering
 

@@ -19,8 +19,8 @@ worker with the last configuration that was built.
 from __future__ import annotations
 
 import itertools
-from dataclasses import replace
 import time
+from dataclasses import replace
 
 import numpy as np
 import param

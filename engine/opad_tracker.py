@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from samplers.base import StepRecord
 from samplers.opad.store import KINDS, ParticleStore
 from targets.base import MAX_ENUMERATE_DIM, Target

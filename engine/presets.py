@@ -18,7 +18,11 @@ from pathlib import Path
 
 from .config import RunConfig
 
-PRESETS_FILE = Path(__file__).resolve().parents[2] / "assets" / "presets.json"
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
+PRESETS_FILE = ASSETS / "presets.json"
+#: The audit of the papers' claims that ``python -m benchmarks paper_claims --record 1`` writes and the claims card
+#: shows.
+CLAIMS_RECORD = ASSETS / "paper_claims.json"
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ import numpy as np
 
 from samplers.common.adaptive import Adaptive
 from samplers.common.continuation import continue_on, derived_seed
-from samplers.diagnostics.inspection import inspect_move
 from samplers.diagnostics.ess import discs_ess, ess, lsb_authors_ess, rhat
+from samplers.diagnostics.inspection import inspect_move
 
 from .buffer import TraceBuffer, chunk_of, trace_row
 from .capabilities import Capabilities
@@ -37,8 +37,8 @@ from .images import as_image
 from .move_replay import MoveReplay
 from .numbers import number
 from .opad_tracker import OpadTracker, tracking_problem
-from .snapshot import (AdaptationState, BvsInfo, DagInfo, Display, LearningState, RunInfo, Snapshot,
-                       Status, TemperingState, TuningState)
+from .snapshot import (AdaptationState, BvsInfo, DagInfo, Display, LearningState, RunInfo, Snapshot, Status,
+                       TemperingState, TuningState)
 from .statistics import available_statistics
 
 #: Longest chunk of steps between two looks at the worker's commands (seconds), and most steps in it.

@@ -24,8 +24,8 @@ from targets.compiled import helper
 
 
 class StepRecord(NamedTuple):
-    """What one step of a batch of chains did (immutable: a named tuple, built in a third of a frozen
-    dataclass's time, which was a tenth of a small Metropolis step).
+    """What one step of a batch of chains did (immutable: a named tuple, cheaper to build than a frozen
+    dataclass, which costs a noticeable share of a small Metropolis step).
 
     ``proposed`` (``(n_chains, dim)``) is computed when read, from the new
     states and the proposal's changed sites and values, so a step pays nothing

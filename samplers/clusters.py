@@ -1,31 +1,39 @@
 """Cluster moves for ferromagnetic pairwise models: Swendsen–Wang and Wolff.
 
 For log p̃(s) = β(Σ_{(i,j)∈E} J_ij s_i s_j + Σ_i h_i s_i) with every J_ij ≥ 0
-(spins s = 2x − 1), the Edwards–Sokal joint of spins and bonds b ∈ {0,1}^E,
+(spins s = 2x − 1), the joint of spins and bonds b ∈ {0,1}^E
+(Fortuin & Kasteleyn, Physica 57, 536, 1972; Edwards & Sokal, Phys. Rev. D 38,
+2009, 1988),
 
-    p̃(s, b) ∝ Π_{(i,j)} [(1 − p_ij)·[b_ij = 0] + p_ij·[b_ij = 1]·[s_i = s_j]] · exp(β Σ_i h_i s_i),
+    p̃(s, b) ∝ Π_{(i,j)∈E} [(1 − p_ij)·[b_ij = 0] + p_ij·[b_ij = 1]·[s_i = s_j]] · exp(β Σ_i h_i s_i),
     p_ij = 1 − exp(−2β J_ij),
 
-has p̃(s) as its spin marginal. Given s, the bonds are independent: an aligned
-edge is bonded with probability p_ij, any other never. Given b, the spins are
+has p̃(s) as its spin marginal. Given s the bonds are independent: an aligned
+edge is bonded with probability p_ij, any other never. Given b the spins are
 constant on each cluster C (connected component of the bonds) and independent
-across clusters, with P(s_C = +1) = σ(2β h_C), h_C = Σ_{i∈C} h_i — the field
-is handled exactly inside the cluster update, no ghost spin needed.
+across clusters, with P(s_C = +1) = σ(2β h_C), h_C = Σ_{i∈C} h_i and σ the
+logistic function: the field is handled exactly inside the cluster update,
+with no ghost spin.
 
-* **Swendsen–Wang** (1987) draws all bonds, then redraws every cluster's spin
-  from that conditional: a Gibbs sweep of the joint, so it leaves p̃ invariant
-  and is reversible.
-* **Wolff** (1989) grows the one cluster containing a uniformly random seed —
-  the seed's connected component in the same random bonds, drawn lazily — and
-  proposes flipping it. The proposal ratio cancels every coupling term, so the
-  Metropolis–Hastings acceptance is the field's alone:
-  α = min{1, exp(−2β Σ_{i∈C} h_i s_i)} (1 in zero field).
+Swendsen–Wang (Swendsen & Wang, "Nonuniversal critical dynamics in Monte
+Carlo simulations", Phys. Rev. Lett. 58, 86, 1987) draws all bonds, then
+redraws every cluster's spin from that conditional: a Gibbs sweep of the
+joint, so it leaves p̃ invariant and is reversible, with no rejection.
 
-A frustrated model (some J_ij < 0) has no such representation; both refuse it.
+Wolff (Wolff, "Collective Monte Carlo updating for spin systems", Phys. Rev.
+Lett. 62, 361, 1989) grows the one cluster C containing a uniformly random
+seed (the seed's connected component in the same random bonds, drawn lazily)
+and proposes flipping it. The proposal ratio q(s | s′)/q(s′ | s) cancels
+every coupling term of p̃(s′)/p̃(s), so the Metropolis–Hastings acceptance is
+the field's alone:
+
+    α = min{1, exp(−2β Σ_{i∈C} h_i s_i)}      (1 in zero field).
+
+A frustrated model (some J_ij < 0) has no such representation; both samplers
+refuse it. ``transition_row`` enumerates every bond configuration of the
+aligned edges with the same compiled bond, cluster and acceptance functions.
 Randomness comes from numba's generator, seeded from the sampler's generator
-every step, so runs replay exactly. ``transition_row`` enumerates every bond
-configuration of the aligned edges with the same compiled bond, cluster and
-acceptance functions.
+every step, so runs replay exactly.
 """
 
 from __future__ import annotations

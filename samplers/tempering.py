@@ -1,29 +1,36 @@
-"""Parallel tempering (replica exchange; Swendsen & Wang 1986, Geyer 1991) around any fixed-kernel sampler.
+"""Parallel tempering (replica exchange) around any fixed-kernel sampler (Swendsen & Wang, "Replica Monte
+Carlo simulation of spin-glasses", Phys. Rev. Lett. 57, 2607, 1986; Geyer, "Markov chain Monte Carlo maximum
+likelihood", Computing Science and Statistics: Proc. 23rd Symposium on the Interface, 1991).
 
 Each chain is a system of K replicas x₁, …, x_K at inverse temperatures
 1 = β₁ > β₂ > … > β_K (a geometric ladder down to ``min_beta``), replica k
 targeting p̃_{β_k} = p̃^{β_k} (``targets.tempered``). The joint target is the
 product Π_k p̃(x_k)^{β_k}. A step moves every replica with the base sampler's
-kernel at its own temperature — each leaves its factor invariant — and then
-(every ``swap_every`` steps) proposes exchanging the states of neighbouring
-replicas, first all pairs (1, 2), (3, 4), …, then all pairs (2, 3), (4, 5), …,
-each accepted with
+kernel at its own temperature (each leaves its factor invariant) and then,
+every ``swap_every`` steps, proposes exchanging the states of neighbouring
+replicas, first all pairs (1, 2), (3, 4), …, then all pairs (2, 3), (4, 5), ….
+The exchange proposal is symmetric, so swapping x_k and x_{k+1} is accepted
+with the Metropolis ratio of the product,
 
     α = min{1, exp((β_k − β_{k+1}) (log p̃(x_{k+1}) − log p̃(x_k)))},
 
-which leaves the product invariant. So the whole step does, and the cold
-replica x₁ is a chain on p̃ itself: it is what the views and diagnostics show
-(``states``, ``log_p``) and what OPAD takes as samples, while hot replicas cross
-the barriers that a local sampler cannot. With ``record_replicas`` the step
-records also carry the hot replicas' states and their log p̃, which OPAD+
-reweights ∝ p̃ like any scored state. ``swap_acceptance`` is the mean acceptance probability of each
-pair so far. A swap rebuilds the per-chain caches of the samplers it touches
-(their evaluations counted). Every replica's kernel is fixed: adaptive bases run
-with ``burn_in=0``.
+which leaves the product invariant; so does the whole step. The cold replica
+x₁ is therefore a chain on p̃ itself: it is what the views and diagnostics show
+(``states``, ``log_p``) and what OPAD takes as samples, while hot replicas
+cross the barriers that a local sampler cannot. Every replica's kernel must be
+fixed for this to hold: adaptive bases run with ``burn_in=0``.
 
+With ``record_replicas`` the step records also carry the hot replicas' states
+and their log p̃, which OPAD+ reweights ∝ p̃ like any scored state.
+``swap_acceptance`` is the mean acceptance probability of each pair so far.
 ``transition_row`` works on the joint state (K·d bits, replica 1 first) and
 is assembled from the replicas' own ``transition_row`` and the swap acceptance
 the step uses; π of the joint is the product of the tempered targets.
+
+Cost: K times the base sampler's, plus the swaps: an accepted swap rebuilds
+the per-chain caches of the two samplers it touches (their evaluations
+counted). ``record_replicas`` adds K − 1 states per chain and step to the
+records, with no extra evaluation.
 """
 
 from __future__ import annotations

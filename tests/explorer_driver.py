@@ -10,9 +10,9 @@ import base64
 import time
 
 from dashboard.explorer import Explorer
+from dashboard.views.upload import LimitedFileInput
 from engine.client import RunClient
 from engine.config import RunConfig
-from dashboard.views.upload import LimitedFileInput
 
 #: Longest wait for a run to reach a state (seconds): generous, so that a slow machine never fails a test.
 TIMEOUT = 60.0

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 import struct
-import zlib
 import zipfile
+import zlib
 
 import numpy as np
 

@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 import benchmarks.lsb_runs as lsb_runs
-from benchmarks import arguments
-from benchmarks import lsb_markov, lsb_rbm, lsb_segmentation
+from benchmarks import arguments, lsb_markov, lsb_rbm, lsb_segmentation
 from samplers.diagnostics.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 
 

@@ -16,9 +16,9 @@ from benchmarks import paper_claims
 from benchmarks.claims import NO_AUTHORS_CODE, RECORD_COMMAND, Claim, Evidence, source_digest
 from benchmarks.claims_intracluster import exact_acceptance, measured_acceptance, stationary_states
 from samplers.diagnostics.convergence import interval
-from samplers.diagnostics.verdicts import (
-    INCONCLUSIVE, MIN_SEEDS, NOT_REPRODUCED, REPRODUCED, VERDICTS, WEAKER, Always, Much, NotWorse, Ratio,
-    RatioEvidence, Similar, censored, paired_ratios, ratio_evidence, weakest)
+from samplers.diagnostics.verdicts import (INCONCLUSIVE, MIN_SEEDS, NOT_REPRODUCED, REPRODUCED, VERDICTS, WEAKER,
+                                           Always, Much, NotWorse, Ratio, RatioEvidence, Similar, censored,
+                                           censored_ratios, paired_ratios, ratio_evidence, weakest)
 
 PAPERS = Path(__file__).resolve().parents[2] / "shared" / "papers"
 #: Every headline the audit must judge: (paper, text in its location, text in its claim).
@@ -64,6 +64,7 @@ def test_evidence_that_is_not_decisive_is_inconclusive_whatever_it_shows():
         assert not found.decisive and math.isnan(found.low) and "not decisive" in str(found)
         for criterion in (Ratio(2.0), Ratio(1.0), Much(), Similar(), NotWorse()):
             assert criterion.judge(found) == INCONCLUSIVE
+    assert "a seed gave no finite, positive ratio" in str(ratio_evidence([2.0, 2.0, 0.0, 2.0, 2.0]))  # 0 is finite
     assert "4 of the 5 seeds" in str(ratio_evidence([3.0, 3.1, 2.9, 3.0]))
     assert "∞" in str(ratio_evidence([1.5, np.inf, np.nan, 2.0, 2.0]))
 
@@ -84,15 +85,33 @@ def test_a_run_that_never_reaches_the_criterion_counts_at_its_length():
     times = censored([120.0, np.nan, np.inf, 80.0], length=2000.0)
     assert times.tolist() == [120.0, 2000.0, 2000.0, 80.0]
     assert paired_ratios(censored([np.nan] * 5, 2000.0), [1000.0] * 5).tolist() == [2.0] * 5
+    assert censored([np.inf, 3.0], [10.0, 20.0]).tolist() == [10.0, 3.0]  # each run at its own length
+
+
+def test_two_runs_that_never_reached_the_criterion_give_no_ratio():
+    reached = np.array([True, False, True, False])
+    ratios = censored_ratios([100.0, 2000.0, 2000.0, 2000.0], [50.0, 100.0, 2000.0, 2000.0],
+                             reached, [True, True, False, False])
+    assert ratios[:3].tolist() == [2.0, 20.0, 1.0] and math.isnan(ratios[3])  # not 2000 / 2000 = 1
+    assert not ratio_evidence([2.0, 2.1, 1.9, 2.2, ratios[3]]).decisive
     assert math.isinf(paired_ratios([1.0], [0.0])[0]) and math.isnan(paired_ratios([0.0], [0.0])[0])
 
 
-def test_a_claim_with_a_strong_word_and_no_number_needs_a_lower_end_of_one_and_a_half():
+def test_a_claim_with_a_strong_word_and_no_number_is_a_claimed_ratio_of_one_and_a_half():
     much = Much()
-    assert much.judge(evidence(1.5, 9.0)) == REPRODUCED
-    assert much.judge(evidence(1.49, 9.0)) == WEAKER
+    assert much.judge(evidence(1.05, 1.2)) == REPRODUCED  # hi reaches 1.5 / 1.25
+    assert much.judge(evidence(1.05, 1.19)) == WEAKER
     assert much.judge(evidence(1.0, 9.0)) == INCONCLUSIVE
     assert much.judge(evidence(0.2, 1.0)) == NOT_REPRODUCED
+    assert much.rule().startswith("no number, a strong word, read as 1.5×") and "hi ≥ 1.2" in much.rule()
+
+
+def test_a_strong_word_is_never_held_to_more_than_a_claimed_number_above_it():
+    ends = [0.5, 0.9, 1.01, 1.1, 1.3, 1.5, 1.7, 2.5, 4.0]
+    for low in ends:
+        for high in (h for h in ends if h > low):
+            found = evidence(low, high)
+            assert VERDICTS.index(Much().judge(found)) <= VERDICTS.index(Ratio(2.0).judge(found)), (low, high)
 
 
 def test_similar_stable_and_always_have_their_written_criteria():
@@ -106,6 +125,8 @@ def test_similar_stable_and_always_have_their_written_criteria():
     always = Always("the learned weight ends on an unbounded function")
     assert always.judge([True] * 5) == REPRODUCED and always.judge([True] * 4) == INCONCLUSIVE
     assert always.judge([True, True, False, True, True]) == NOT_REPRODUCED and always.judge([]) == INCONCLUSIVE
+    assert always.judge([True] * 5 + [math.nan]) == INCONCLUSIVE  # a seed that could not be told is no pass
+    assert always.judge([True, False, math.nan, True, True]) == NOT_REPRODUCED
     for criterion in (Ratio(2.0), Ratio(1.0), Much(), similar, stable, always):
         assert "5 seeds" in criterion.rule()
     assert "1.6" in Ratio(2.0).rule() and "weaker than claimed" not in Ratio(1.0).rule()
@@ -179,9 +200,9 @@ def test_paper_claims_refuse_an_unknown_paper():
 
 # -- the recorded audit ------------------------------------------------------------------------------------
 def _recorded() -> dict:
-    from dashboard.claims import RECORD
+    from engine.presets import CLAIMS_RECORD
 
-    return json.loads(RECORD.read_text(encoding="utf-8"))
+    return json.loads(CLAIMS_RECORD.read_text(encoding="utf-8"))
 
 
 def test_the_recorded_audit_was_measured_on_the_code_as_it_is():

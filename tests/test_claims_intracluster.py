@@ -108,8 +108,13 @@ def test_tau_of_a_frozen_chain_is_the_window_not_dropped():
     assert np.allclose(summary.tau, window) and np.all(np.isnan(summary.acf))
     held, first, _ = audit.reaches_zero(summary, len(grid) - int(audit.BURN_IN * len(grid)))
     assert held == [False] * SEEDS and np.all(np.isnan(first))  # no ACF: never reaches 0, counted as a failure
-    evidence = ratio_evidence(audit.mixing_ratios(summary, summary)["CPU seconds"])
-    assert evidence.n == SEEDS and evidence.decisive and evidence.centre == pytest.approx(1.0)
+    both = ratio_evidence(audit.mixing_ratios(summary, summary)["CPU seconds"])
+    assert both.n == SEEDS and not both.decisive and np.all(np.isnan(both.values))  # two windows are no ratio, not 1
+    noise = np.random.default_rng(2).normal(size=(SEEDS, IM_MOVES + 1))
+    mixing = summarise("mixing", [Trace(grid, row, 0.5, np.arange(IM_MOVES + 1)) for row in noise], grid,
+                       audit.BURN_IN)
+    one = ratio_evidence(audit.mixing_ratios(summary, mixing)["CPU seconds"])  # Kawasaki frozen, IM mixing
+    assert one.decisive and one.low > 1 and np.allclose(one.values, window / mixing.tau)  # counted at the window
 
 
 def test_a_failed_trial_leaves_fewer_seeds_and_an_inconclusive_row_and_none_gives_not_measured():
@@ -137,7 +142,7 @@ def test_the_ensemble_criterion_is_directional_and_weighs_the_noise():
     assert audit.above(audit.energy_gap(low, high)) == [False] * 3  # Kawasaki below IM: not the claim
     gaps = audit.energy_gap(summary(-99.95), low)  # 0.05 apart, with a standard error of ~0.1 each
     assert np.all((0 < gaps) & (gaps < audit.Z_95)) and audit.above(gaps) == [False] * 3
-    assert audit.above([np.nan]) == [False]
+    assert np.isnan(audit.above([np.nan])[0])  # z not measured: not told, neither pass nor fail
 
 
 def test_the_acf_must_reach_the_band_quickly():

@@ -50,8 +50,9 @@ def test_a_seed_never_reaching_the_band_is_censored_at_its_length_and_one_withou
     never = c.Run(np.full((11, CHAINS), 1.0), {"evaluations": np.arange(11.0) * 50})
     fast = _decay_run(1.0, iterations=10, burn_in=10)  # within 1 % after 5 iterations, 75 evaluations
     seeds = [c.Seed({"√t": never, "LSB2": fast}, 0.0), c.Seed({"√t": never, "LSB2": fast}, math.nan)]
-    areas, hits = c.convergence(seeds, "evaluations", ("√t", "LSB2"))
-    assert hits["√t"][0] == 500.0  # censored at the run's length, not NaN
+    areas, hits, reached = c.convergence(seeds, "evaluations", ("√t", "LSB2"))
+    assert hits["√t"][0] == 500.0 and not reached["√t"][0]  # censored at the run's length, not NaN
+    assert math.isnan(c.hit_ratios(hits, reached, "√t", "√t")[0])  # neither reached: no ratio, not 500 / 500
     assert hits["LSB2"][0] == 75.0
     assert math.isnan(areas["√t"][1]) and math.isnan(hits["LSB2"][1])  # no reference: NaN, not dropped
     ratios = c.speedups([s.runs for s in seeds], c.run_axis, lambda runs: 0.0, axes=("evaluations",))

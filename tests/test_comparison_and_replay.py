@@ -15,7 +15,11 @@ import pytest
 
 import samplers
 import targets
-from samplers.diagnostics.inspection import ProposalInspection
+from dashboard.views.adaptation import AdaptationView
+from dashboard.views.balancing import thinned
+from dashboard.views.comparison import ComparisonView
+from dashboard.views.inspector import describe
+from dashboard.views.lattice import LatticeView
 from engine.buffer import Chunk, TraceBuffer
 from engine.client import RunClient
 from engine.comparison import SETTLED_RHAT, compare, compared_values, folds, unreadable
@@ -25,11 +29,7 @@ from engine.move_replay import MoveReplay
 from engine.numbers import exp_number, number, wide_number
 from engine.session import RunSession
 from engine.snapshot import BARELY_MOVES, Display
-from dashboard.views.adaptation import AdaptationView
-from dashboard.views.balancing import thinned
-from dashboard.views.comparison import ComparisonView
-from dashboard.views.inspector import describe
-from dashboard.views.lattice import LatticeView
+from samplers.diagnostics.inspection import ProposalInspection
 from tests.explorer_driver import TIMEOUT, applied, built, card, make_explorer, settle, view
 
 

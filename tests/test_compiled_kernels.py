@@ -17,9 +17,9 @@ from scipy.special import log_expit
 
 import samplers
 import targets
-from samplers.lsb.balancing import BALANCING, KNOTS, BalancingTable
-from samplers.local.block_gibbs import random_blocks
 from samplers.balanced.sumtree import LogSumTree, commit_path, log_total_after
+from samplers.local.block_gibbs import random_blocks
+from samplers.lsb.balancing import BALANCING, KNOTS, BalancingTable
 from tests.tiny import TINY_TARGETS
 
 

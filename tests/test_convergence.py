@@ -7,8 +7,9 @@ import pytest
 
 import samplers
 import targets
-from samplers.diagnostics.convergence import RHAT_LIMIT, Reference, exact_reference, exact_samples_reference, excess_area, \
-    first_hit, interval, long_run_reference, over_dispersed_starts
+from samplers.diagnostics.convergence import (RHAT_LIMIT, Reference, exact_reference, exact_samples_reference,
+                                              excess_area, first_hit, interval, long_run_reference,
+                                              over_dispersed_starts)
 
 
 def ones(states, log_p):

@@ -33,11 +33,10 @@ from scipy.special import logsumexp
 import samplers
 import targets
 from samplers.common.exact import transition_matrix
-from samplers.opad.store import ParticleStore
-from samplers.dag.partition_mcmc import MoveNode, SplitJoin, SwapNodes, default_move_weights, layering, \
-    ordered_partitions
+from samplers.dag.partition_mcmc import (MoveNode, SplitJoin, SwapNodes, default_move_weights, layering,
+                                         ordered_partitions)
 from samplers.dag.structure_mcmc import reachability
-
+from samplers.opad.store import ParticleStore
 from tests.test_exactness import assert_long_run_marginals, chi_square_p_value
 
 SAMPLERS = ("structure_mcmc", "partition_mcmc")

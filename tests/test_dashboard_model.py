@@ -24,7 +24,7 @@ import pytest
 
 import samplers
 import targets
-
+from engine import session as session_module
 from engine.budget import Budget, check
 from engine.buffer import Chunk, TraceBuffer, chunk_of
 from engine.client import RunClient
@@ -32,7 +32,6 @@ from engine.config import MAX_CONFIG_BYTES, RunConfig
 from engine.engine import Engine
 from engine.export import run_record_json, trace_csv
 from engine.presets import load_presets
-from engine import session as session_module
 from engine.session import CpuShare, RunSession, diagnostics
 from engine.snapshot import Display, Snapshot, Status
 from engine.uploads import MAX_UPLOAD_BYTES, parse_upload

@@ -18,12 +18,6 @@ from bokeh.models import ColorBar
 import targets
 from dashboard.controls import CUSTOM_RUN, NOT_LOADED
 from dashboard.explorer import Explorer, open_link
-from engine.links import link_query
-from engine.presets import load_presets
-from engine.config import RunConfig
-from engine.images import as_image, cell_centres, site_name, step_labels
-from engine.session import ESS_DEFINITIONS
-from engine.snapshot import RunInfo
 from dashboard.views.adaptation import AdaptationView
 from dashboard.views.balancing import BalancingView
 from dashboard.views.dag import DagView
@@ -33,11 +27,18 @@ from dashboard.views.inspector import RING_COLOUR, InspectorView, describe, mark
 from dashboard.views.kl import KLView
 from dashboard.views.lattice import STATE_COLOURS, WALK_COLOURS, LatticeView, state_key
 from dashboard.views.tempering import TemperingView
-from dashboard.views.tuning import TuningView
 from dashboard.views.traces import WAITING, TraceView
+from dashboard.views.tuning import TuningView
+from engine.config import RunConfig
+from engine.images import as_image, cell_centres, site_name, step_labels
+from engine.links import link_query
+from engine.presets import load_presets
+from engine.session import ESS_DEFINITIONS
+from engine.snapshot import RunInfo
 from samplers.diagnostics.inspection import ProposalInspection
-from tests.explorer_driver import TIMEOUT, advance, applied, built, card, settle, upload, view
+from tests.explorer_driver import TIMEOUT, advance, applied, built, card
 from tests.explorer_driver import make_explorer as explorer_for
+from tests.explorer_driver import settle, upload, view
 from tests.tiny import TINY_UAI
 
 

@@ -19,7 +19,6 @@ import samplers
 import targets
 from samplers.common.exact import stationary_distribution, transition_matrix
 from targets import all_states
-
 from tests.test_exactness import assert_long_run_marginals, chi_square_p_value, steps_to_converge
 from tests.tiny import TINY_TARGETS
 

@@ -23,9 +23,8 @@ from scipy import stats
 
 import samplers
 import targets
-from samplers.diagnostics.ess import ess
 from samplers.common.exact import stationary_distribution, transition_matrix
-
+from samplers.diagnostics.ess import ess
 from tests.tiny import TINY_TARGETS
 
 SAMPLER_SETTINGS = [

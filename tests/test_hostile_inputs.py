@@ -19,15 +19,8 @@ import pytest
 
 from engine.config import MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH, RunConfig
 from engine.presets import load_presets
-from engine.uploads import (
-    DEFAULT_LIMITS,
-    MAX_DECOMPRESSED_BYTES,
-    MAX_NPZ_MEMBERS,
-    MAX_UPLOAD_BYTES,
-    UploadLimits,
-    format_bytes,
-    parse_upload,
-)
+from engine.uploads import (DEFAULT_LIMITS, MAX_DECOMPRESSED_BYTES, MAX_NPZ_MEMBERS, MAX_UPLOAD_BYTES, UploadLimits,
+                            format_bytes, parse_upload)
 from tests.hostile_files import decompression_bomb, handmade_zip, npy_header
 from tests.tiny import TINY_UAI
 

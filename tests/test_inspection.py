@@ -7,9 +7,8 @@ import pytest
 
 import samplers
 import targets
-from samplers.local.block_gibbs import all_blocks
 from samplers.diagnostics.inspection import inspect_move
-
+from samplers.local.block_gibbs import all_blocks
 from tests.tiny import TINY_TARGETS
 
 

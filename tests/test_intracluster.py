@@ -27,12 +27,12 @@ from scipy.special import logsumexp
 
 import samplers
 import targets
+from samplers.balanced.sumtree import LogSumTree
+from samplers.common.history import BoundedHistory
 from samplers.diagnostics.ess import ess
 from samplers.intracluster.fixed_distance import fixed_distance_states
-from samplers.intracluster.walks import _KINDS
-from samplers.common.history import BoundedHistory
-from samplers.balanced.sumtree import LogSumTree
 from samplers.intracluster.walk_adaptation import HISTORY_COLUMNS, stochastic_round
+from samplers.intracluster.walks import _KINDS
 from targets.base import state_codes
 from tests.test_exactness import chi_square_p_value
 from tests.tiny import TINY_TARGETS

@@ -10,9 +10,8 @@ from hypothesis import strategies as st
 import samplers
 import targets
 from samplers.common.exact import stationary_distribution
-from samplers.opad.store import KINDS, ParticleStore
 from samplers.opad.particle_index import ParticleIndex, find_or_insert, pack_state
-
+from samplers.opad.store import KINDS, ParticleStore
 from tests.tiny import TINY_TARGETS
 
 

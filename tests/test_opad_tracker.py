@@ -23,7 +23,6 @@ from samplers.common.exact import stationary_distribution
 from samplers.opad.store import KINDS, ParticleStore
 from tests.tiny import TINY_TARGETS
 
-
 #: Longest wait for a run to reach a state (seconds): generous, so that a slow machine never fails a test.
 TIMEOUT = 60.0
 

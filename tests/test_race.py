@@ -17,8 +17,8 @@ from engine import race as model
 from engine.budget import Budget
 from engine.config import RunConfig
 from engine.engine import Engine
-from sweeps.bake_off.race import RankedRow, Race, RaceSettings, RaceSnapshot
 from sweeps import bakeoff
+from sweeps.bake_off.race import Race, RaceSettings, RaceSnapshot, RankedRow
 
 #: Longest wait for a state (seconds): generous, so a loaded machine is only slower.
 WAIT = 120

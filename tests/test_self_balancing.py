@@ -20,16 +20,14 @@ from hypothesis import strategies as st
 
 import samplers
 import targets
-from samplers.lsb.balancing import BALANCING, KNOT_SPACING, KNOT_SPAN, MIXTURE, BalancingTable, make_parametrization, \
-    PARAMETRIZATIONS
-from samplers.common.exact import stationary_distribution, transition_matrix
-from samplers.lsb.learning import (
-    dense_learning_terms, dense_proposals, mixture_component_log_g, mixture_tree_learning_terms,
-)
-from samplers.lsb.optimizers import OPTIMIZERS
 from samplers.balanced.sumtree import LogSumTree
+from samplers.common.exact import stationary_distribution, transition_matrix
+from samplers.lsb.balancing import (BALANCING, KNOT_SPACING, KNOT_SPAN, MIXTURE, PARAMETRIZATIONS, BalancingTable,
+                                    make_parametrization)
+from samplers.lsb.learning import (dense_learning_terms, dense_proposals, mixture_component_log_g,
+                                   mixture_tree_learning_terms)
+from samplers.lsb.optimizers import OPTIMIZERS
 from targets.base import flip
-
 from tests.test_exactness import chi_square_p_value, steps_to_converge
 from tests.tiny import TINY_TARGETS
 

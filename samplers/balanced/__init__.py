@@ -1,3 +1,3 @@
-"""Locally balanced proposals (LSB paper, §2, Eq. 2–3; Zanella 2020): the sampler (``locally_balanced``) and
-the sum-trees it draws its flips from in O(log d) (``sumtree``).
+"""Locally balanced proposals (Zanella 2020; LSB paper §2, Eq. 2): the samplers (``locally_balanced``) and
+the sum-trees they draw their flips from (``sumtree``).
 """

@@ -1,27 +1,29 @@
-"""Locally balanced proposals over single flips (Zanella 2020) and Gibbs-with-Gradients.
+"""Locally balanced single-flip proposals (Zanella 2020) and Gibbs-with-Gradients (Grathwohl et al. 2021).
 
-With t_j(x) = p̃(x^(j))/p̃(x) the ratio of flipping bit j, a locally balanced
-proposal is
+With t_j(x) = p̃(x^(j))/p̃(x) the ratio of flipping bit j and g a balancing
+function, the proposal is (LSB paper, Eq. 2)
 
-    Q(x^(j) | x) = g(t_j(x)) / Z(x),     Z(x) = Σ_k g(t_k(x))
+    Q(x^(j) | x) = g(t_j(x)) / Z(x),     Z(x) = Σ_k g(t_k(x)),
 
-(LSB paper, Eq. 1–2), made exact by a Metropolis–Hastings correction
+accepted with the Metropolis–Hastings probability (LSB paper, the text after Eq. 1)
 
     α = min{1, t_j(x) · Q(x | x^(j)) / Q(x^(j) | x)}.
 
-For a balancing function (g(t) = t·g(1/t)) this is min{1, Z(x)/Z(x^(j))}; we
-always evaluate the general form, so a g that is not balancing (or a learned g
-part-way through training) still gives an exact chain.
+For a balancing g (g(t) = t·g(1/t)) this is min{1, Z(x)/Z(x^(j))} (LSB paper
+§2, "Acceptance rate"); the general form is always evaluated, so a g that is
+not balancing (or a learned g part-way through training) still gives an exact
+chain.
 
-``LocallyBalanced`` uses the exact ratios. It caches t(x) for every chain and
-keeps log g(t_j) in a log-space sum-tree: after a flip only the ratios that
-changed are recomputed (1 + deg on a sparse pairwise model, d on a black box)
-and sampling is O(log d), so a step costs O(1) evaluations on a lattice.
+``LocallyBalanced`` uses the exact ratios t_j. ``GibbsWithGradients`` replaces
+them in the proposal by the first-order Taylor estimate
+log t̃_j = (1 − 2x_j) ∂ log p̃/∂x_j with g = √t (LSB paper §3.3); α uses the
+exact log p̃ at the proposal and the estimated proposal probabilities both ways.
 
-``GibbsWithGradients`` (Grathwohl et al. 2021) replaces t_j by its first-order
-Taylor estimate  log t̃_j = (1 − 2x_j) ∂ log p̃/∂x_j  and uses g = √t; the MH
-correction uses the exact log p̃ at the proposal. One evaluation (value and
-gradient) per step.
+Cost: ``LocallyBalanced`` caches t(x) for every chain and keeps log g(t_j) in a
+log-space sum-tree (``sumtree``). After a flip only the ratios that changed are
+recomputed (1 + deg evaluations on a sparse pairwise model, d on a black box)
+and drawing j is O(log d), so a step costs O(1) evaluations on a lattice.
+``GibbsWithGradients`` costs one evaluation (value and gradient) per step.
 """
 
 from __future__ import annotations

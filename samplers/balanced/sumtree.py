@@ -1,51 +1,51 @@
 """A batch of 8-ary sum-trees over log-weights, one tree per row, with compiled (numba) kernels.
 
-Tree r holds the log-weights l_j of its leaves exactly (``log_leaves[r]``) and,
-for speed, the weights themselves scaled by a per-row shift s_r, level by
-level from the leaves up:
+Tree r holds the log-weights l_j of its leaves exactly (``log_leaves[r]``) and
+the weights themselves scaled by a per-row shift s_r, level by level from the
+leaves up:
 
     level 0:  exp(l_j − s_r),       level k + 1, node v:  Σ_{c<8} (level k, node 8v + c),
 
-the root being the first of the row's last eight entries, so log Σ_j w_j = s_r + log(root). A node's
-eight children are one 64-byte cache line. Changing m leaves costs O(m log d)
-additions (one exp per leaf), sampling j ∝ w_j costs O(log d) comparisons —
-independent of d up to the logarithm, which is what keeps a locally balanced
-step O(1) on a sparse model — and a path from a leaf to the root touches L + 1
-cache lines, L = max(1, ⌈log₈ d⌉) levels above the leaves (a binary tree
-touches log₂ d), which is what keeps a step on a large model from waiting on
-memory. Nodes are always recomputed
-from their children, adding them in one order (c = 0, …, 7), never adjusted by
-differences: totals do not drift however long a chain runs, every sum adds
-non-negative numbers (no cancellation), and sampling, which adds the same
-children in the same order, ends exactly at the node's total.
+the root being the first of the row's last eight entries, so
+log Σ_j w_j = s_r + log(root); j is drawn with probability w_j/Σ_k w_k by
+descending from the root. Nodes are always recomputed from their children,
+adding them in one order (c = 0, …, 7), never adjusted by differences: totals
+do not drift however long a chain runs, every sum adds non-negative numbers (no
+cancellation), and sampling, which adds the same children in the same order,
+ends exactly at the node's total.
 
 Layout. With d leaves, level k ≥ 1 has n_k = ⌈d / 8^k⌉ nodes, the top level
-(n_L = 1) being the root; level k < L is stored with 8·n_{k+1} slots (its last
-node padded to eight children with zero weights), the root's level with 8
-(the root and 7 zeros), and the levels follow each other in one row, leaves
-first. Rows start on a 64-byte boundary (``aligned``), so every node's
-children share one cache line.
+(n_L = 1, L = max(1, ⌈log₈ d⌉)) being the root; level k < L is stored with
+8·n_{k+1} slots (its last node padded to eight children with zero weights), the
+root's level with 8 (the root and 7 zeros), and the levels follow each other in
+one row, leaves first. Rows start on a 64-byte boundary (``aligned``), so a
+node's eight children are one 64-byte cache line.
 
-Range. Whenever a row's scaled total leaves [``SMALLEST``, ``LARGEST``] (a
-leaf grew by hundreds of nats, or every large leaf shrank), the row is
-*rescaled*: s_r becomes its largest log-weight and its sums are rebuilt from
-the exact log-weights, O(d). A leaf more than ~745 nats below s_r is stored as
-0 and is never drawn; ratios that extreme (below 10⁻³²³ of the largest weight)
-are beyond what a double can sample anyway, and the same numbers serve
-proposal and acceptance.
+Range. Whenever a row's scaled total leaves [``SMALLEST``, ``LARGEST``] (a leaf
+grew by hundreds of nats, or every large leaf shrank), the row is *rescaled*:
+s_r becomes its largest log-weight and its sums are rebuilt from the exact
+log-weights. A leaf more than ~745 nats below s_r is stored as 0 and is never
+drawn; ratios that extreme (below 10⁻³²³ of the largest weight) are beyond what
+a double can sample anyway, and the same numbers serve proposal and acceptance.
 
-A move that changes a few leaves and may be rejected asks first what the
-total *would* be (``path_after``: the changed paths are recomputed into a
-scratch list, level by level and sorted by node, so that siblings sit side by
-side) and writes that list only if the move is accepted (``commit_path``): a
-rejected move writes nothing. If that total falls outside the range it is
-recomputed exactly from the log-weights (``log_total_after``, O(d), rare).
+A move that changes a few leaves and may be rejected asks first what the total
+*would* be (``path_after``: the changed paths are recomputed into a scratch
+list, level by level and sorted by node, so that siblings sit side by side) and
+writes that list only if the move is accepted (``commit_path``): a rejected move
+writes nothing. If that total falls outside the range it is recomputed exactly
+from the log-weights (``log_total_after``).
 
 The ``@njit`` functions here are the only implementation; ``LogSumTree`` is
 their batch front end for Python callers, and compiled samplers call the row
 functions directly. Random numbers come from the caller's seeded
-``numpy.random.Generator`` as arrays of uniforms (one per tree level), so a
-run is reproducible from its seed.
+``numpy.random.Generator`` as arrays of uniforms (one per tree level), so a run
+is reproducible from its seed.
+
+Cost: changing m leaves costs O(m log d) additions (one exp per leaf) and a draw
+O(log d) comparisons, which keeps a locally balanced step O(1) on a sparse
+model up to the logarithm. A leaf-to-root path touches L + 1 cache lines (a
+binary tree touches log₂ d), which keeps a step on a large model from waiting
+on memory. A rescale, and an out-of-range total after a move (rare), cost O(d).
 """
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
-"""MCMC over directed acyclic graphs for structure learning (OPAD paper, §5): structure MCMC
-(``structure_mcmc``) and partition MCMC (``partition_mcmc``).
+"""MCMC over directed acyclic graphs for Bayesian structure learning (OPAD paper, §4.3, whose Eq. 16 is
+the posterior p(G | D) ∝ p(G) p(D | G)): structure MCMC (``structure_mcmc``) and partition MCMC
+(``partition_mcmc``), the paper's two reference samplers (§4.3.1).
 """

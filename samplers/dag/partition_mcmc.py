@@ -1,39 +1,35 @@
-"""Partition MCMC over DAGs (Kuipers & Moffa 2017, "Partition MCMC for inference on acyclic digraphs").
+"""Partition MCMC over DAGs (Kuipers & Moffa, "Partition MCMC for inference on acyclic digraphs",
+J. Amer. Statist. Assoc. 112(517), 282–299, 2017).
 
-Ordered partitions and their scores
------------------------------------
-An ordered partition Λ = (λ_0, …, λ_{m−1}) of the n nodes is stored as the
-layer index of every node (``(batch, n)`` int64, layers 0…m−1 contiguous). A
-DAG is *compatible* with Λ when every node in layer 0 has no parents and every
-node in a layer l > 0 has all its parents in layers < l and at least one in
-layer l − 1. Each DAG is compatible with exactly one Λ, its layering: roots in
-layer 0, every other node one layer after its deepest parent (``layering``).
-So the DAG posterior p̃(G) = exp Σ_j s(j, pa_j) lifts to the partitions with
-the partition score (their Section 3)
+Partitions and their scores. An ordered partition Λ = (λ_0, …, λ_{m−1}) of
+the n nodes is stored as the layer index of every node (``(batch, n)`` int64,
+layers 0…m−1 contiguous). A DAG is *compatible* with Λ when every node in
+layer 0 has no parents and every node in a layer l > 0 has all its parents in
+layers < l and at least one in layer l − 1. Each DAG is compatible with
+exactly one Λ, its layering: roots in layer 0, every other node one layer
+after its deepest parent (``layering``). So the DAG posterior
+p̃(G) = exp Σ_j s(j, pa_j) lifts to the partitions with the partition score
 
     R(Λ) = Σ_{G compatible with Λ} p̃(G) = Π_j Σ_{P allowed for j} exp s(j, P),
 
 where P is allowed for a node j in layer l > 0 iff P ⊆ λ_0 ∪ … ∪ λ_{l−1} and
-P ∩ λ_{l−1} ≠ ∅ (only P = ∅ in layer 0), and |P| ≤ ``fan_in``. The per-node
-sums run over the target's local-score table (n × 2^n masks) with a
-log-sum-exp. Given Λ the parent sets are independent, P_j ∝ exp s(j, P_j) over
-the allowed sets, so a DAG is drawn from p̃(G | Λ) exactly, node by node.
+P ∩ λ_{l−1} ≠ ∅ (only P = ∅ in layer 0), and |P| ≤ ``fan_in``. Given Λ the
+parent sets are independent, P_j ∝ exp s(j, P_j) over the allowed sets, so a
+DAG is drawn from p̃(G | Λ) = p̃(G) / R(Λ) exactly, node by node.
 
-The chain
----------
-The Markov chain runs on Λ with stationary distribution ∝ R(Λ); after every
-partition move a DAG is drawn from the current partition's conditional. The
-DAG of a partition has that partition as its layering, so the DAGs themselves
-form a Markov chain, G → layering(G) → Λ' → G' ~ p̃(· | Λ'), which is reversible
-with respect to p̃(G): π(G) T(G, G') = R(Λ) K(Λ, Λ') p̃(G | Λ) p̃(G' | Λ') / Z is
-symmetric because R(Λ) K(Λ, Λ') is (K the partition kernel below).
-``transition_row`` gives this DAG kernel and ``partition_transition_row`` K.
+The chain. The Markov chain runs on Λ with stationary distribution ∝ R(Λ);
+after every partition move a DAG is drawn from the current partition's
+conditional. The DAG of a partition has that partition as its layering, so
+the DAGs themselves form a Markov chain,
+G → layering(G) → Λ' → G' ~ p̃(· | Λ'), which is reversible with respect to
+p̃(G): π(G) T(G, G') = R(Λ) K(Λ, Λ') p̃(G | Λ) p̃(G' | Λ') / Z is symmetric
+because R(Λ) K(Λ, Λ') is (K the partition kernel below). ``transition_row``
+gives this DAG kernel and ``partition_transition_row`` K.
 
-Moves (their Section 3, and BiDAG's ``partitionMCMC``)
-------------------------------------------------------
-Each step picks one of four move types with fixed probabilities
-``move_weights`` (BiDAG's n-dependent defaults, without its 1 % "stay" move),
-then a uniform candidate of that type among the valid ones, N_t(Λ):
+Moves (as in the paper and BiDAG's ``partitionMCMC``). Each step picks one of
+four move types t with fixed probabilities ``move_weights`` (BiDAG's
+n-dependent defaults, without its 1 % "stay" move), then a uniform candidate
+of that type among the valid ones, N_t(Λ):
 
 1. swap two nodes in different layers (layer sizes, hence |N_1|, unchanged);
 2. swap two nodes in adjacent layers (likewise);
@@ -41,7 +37,7 @@ then a uniform candidate of that type among the valid ones, N_t(Λ):
    join two adjacent layers: |N_3(Λ)| = (m − 1) + Σ_l (2^{|λ_l|} − 2);
 4. move one node v to another existing layer or into a new singleton layer in
    any gap (before the first, between two, after the last layer), except the
-   gaps next to v's own layer when v is alone in it (those give back Λ).
+   gaps next to v's own layer when v is alone in it (those give back Λ);
 
 and accepts with probability
 
@@ -66,20 +62,20 @@ R(Λ) > 0 when ``fan_in`` ≥ 1, so the chain is irreducible as soon as
 ``move_weights`` gives one of them positive weight (required). The tests check
 stationarity and detailed balance of K and of the DAG kernel exactly.
 
-Step records and evaluations
-----------------------------
-``states`` are the DAGs, ``accepted`` says whether the partition move was
-accepted, and the proposal is a DAG drawn from the proposed partition's
-conditional (``proposed_sites`` = all sites, ``proposed_values`` = that DAG):
-if accepted it is the new state, if rejected the new state is a fresh draw
-from the current partition. ``target.log_prob`` scores the DAGs a step reports
-— the proposed one, and the fresh one of each rejected chain — so a step costs
-n_chains + n_rejected evaluations. Partition scores are sums over the
-local-score table, which the target built once; they are not DAG evaluations
-and are not counted.
+Step records. ``states`` are the DAGs, ``accepted`` says whether the
+partition move was accepted, and the proposal is a DAG drawn from the
+proposed partition's conditional (``proposed_sites`` = all sites,
+``proposed_values`` = that DAG): if accepted it is the new state, if rejected
+the new state is a fresh draw from the current partition.
 
-References: J. Kuipers & G. Moffa, J. Amer. Statist. Assoc. 112 (2017) 282–299;
-R package BiDAG (Suter, Kuipers, Moffa & Beerenwinkel), ``partitionMCMC``.
+Reference implementation: the R package BiDAG (Suter, Kuipers, Moffa &
+Beerenwinkel, arXiv:2105.00488), ``partitionMCMC``.
+
+Cost: ``target.log_prob`` scores the DAGs a step reports (the proposed one,
+and the fresh one of each rejected chain), so a step costs
+n_chains + n_rejected evaluations. Partition scores are log-sum-exps over the
+target's local-score table (n × 2^n parent masks), which the target built
+once; they are not DAG evaluations and are not counted.
 """
 
 from __future__ import annotations

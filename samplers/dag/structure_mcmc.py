@@ -1,9 +1,9 @@
-"""Structure MCMC over DAGs (Madigan & York 1995; Giudici & Castelo 2003).
+"""Structure MCMC over DAGs (Madigan, York & Allard 1995; Giudici & Castelo 2003).
 
 The chain lives on the DAGs of the ``dag`` target (``targets.dag``): a state is
 the off-diagonal adjacency of a graph, and p̃(G) = exp Σ_j s(j, pa_G(j)) on
-DAGs, 0 on cyclic graphs. One step proposes a uniform element of the valid
-neighbourhood N(G) of the current DAG,
+DAGs, 0 on cyclic graphs. One step proposes G' uniformly from the valid
+neighbourhood N(G) of the current DAG, q(G' | G) = 1/|N(G)|, where N(G) holds
 
 * every single-edge addition i → j that keeps G acyclic (no path j ⇝ i) and
   j within the fan-in limit,
@@ -13,15 +13,16 @@ neighbourhood N(G) of the current DAG,
 
 and accepts it with the Metropolis–Hastings probability
 
-    α = min{1, p̃(G') |N(G)| / (p̃(G) |N(G')|)},
+    α = min{1, p̃(G') |N(G)| / (p̃(G) |N(G')|)}.
 
-so the kernel is reversible with respect to p̃ restricted to the DAGs with
-in-degrees ≤ ``fan_in``. G' is always acyclic, so no proposal is wasted on a
-cyclic graph. Validity is read off the reachability matrix R (R[i, j] = 1 iff
-there is a path i ⇝ j of length ≥ 1; transitive closure by repeated boolean
-squaring, batched over chains): adding i → j is valid iff R[j, i] = 0, and
-reversing i → j iff (A R)[i, j] = 0, i.e. no path i → k ⇝ j through another
-child k of i.
+Every move is undone by a move of N(G') (a deletion by an addition, a
+reversal by a reversal), so the kernel is reversible with respect to p̃
+restricted to the DAGs with in-degrees ≤ ``fan_in``. G' is always acyclic, so
+no proposal is wasted on a cyclic graph. Validity is read off the
+reachability matrix R (R[i, j] = 1 iff there is a path i ⇝ j of length ≥ 1)
+and the adjacency A: adding i → j is valid iff R[j, i] = 0, and reversing
+i → j iff (A R)[i, j] = 0, i.e. no path i → k ⇝ j through another child k
+of i.
 
 Moves are indexed by (kind, i, j) in a ``(2, n, n)`` grid: kind 0 toggles the
 bit i → j (an addition if absent, a deletion if present), kind 1 reverses the
@@ -29,16 +30,19 @@ present edge i → j. A step record's ``proposed_sites`` is ``(n_chains, 2)``:
 the two bits a reversal changes, (i → j, j → i) with values (0, 1); an
 addition or deletion changes one bit and repeats it twice with the same value.
 
-Evaluations: every proposal is scored with ``target.log_prob`` (one counted
-evaluation per chain and step); the neighbourhood sizes need no scores.
-
 ``DagSampler`` is the shared base of the DAG samplers (this one and
 ``samplers.dag.partition_mcmc``): it checks the target, the fan-in limit and
 initial states, and starts every chain from the empty graph by default (the
 base class's uniform random bits would mostly be cyclic).
 
-References: D. Madigan & J. York, Int. Statist. Rev. 63 (1995) 215–232;
-P. Giudici & R. Castelo, Machine Learning 50 (2003) 127–158.
+References: D. Madigan, J. York & D. Allard, "Bayesian graphical models for
+discrete data", Int. Statist. Rev. 63 (1995) 215–232; P. Giudici & R. Castelo,
+"Improving Markov chain Monte Carlo model search for data mining", Machine
+Learning 50 (2003) 127–158.
+
+Cost: every proposal is scored with ``target.log_prob`` (one counted
+evaluation per chain and step); the neighbourhood sizes need no scores. R is
+the transitive closure by repeated boolean squaring, batched over chains.
 """
 
 from __future__ import annotations

@@ -12,8 +12,10 @@ the ρ_s with a 95 % Student-t interval on log ρ (a ratio lives on a log scale:
 
 The evidence is *decisive* only with at least ``MIN_SEEDS`` seeds, every ρ_s
 finite and positive. A seed whose run never reached the criterion is counted
-at the run's length (``censored``), never dropped; a seed that cannot give a
-ratio (0/0, ∞, NaN) makes the evidence not decisive rather than being left out.
+at the run's length (``censored``), never dropped; a seed where neither run
+reached it gives no ratio (two lengths are no measurement: ``censored_ratios``),
+and a seed that cannot give a ratio (0/0, 0, ∞, NaN) makes the evidence not
+decisive rather than being left out.
 
 The verdicts, strongest first (``VERDICTS``), for a claimed ratio r
 (``Ratio``):
@@ -26,8 +28,9 @@ The verdicts, strongest first (``VERDICTS``), for a claimed ratio r
   the claimed size is within the data's reach.
 
 A claim with no number but a strong word ("much fewer", "markedly faster":
-``Much``) is reproduced only when lo ≥ ``MUCH`` (1 < lo < ``MUCH`` is weaker
-than claimed); "faster", "outperforms" with no size is ``Ratio(1)``. Claims
+``Much``) is read as the claimed ratio ``MUCH`` and judged by the same rule, so
+it is never held to more than a claim that names a larger number; "faster",
+"outperforms" with no size is ``Ratio(1)``. Claims
 of another shape get their own written criterion: ``Similar`` (within a
 factor), ``NotWorse`` (stable or improving) and ``Always`` (a property every
 seed must show). Every criterion says its rule in words (``rule``), printed
@@ -85,7 +88,8 @@ class RatioEvidence:
         if self.decisive:
             return f"{_number(self.centre)} [{_number(self.low)}, {_number(self.high)}] ({self.n} seeds)"
         shown = ", ".join(_number(v) for v in self.values) or "no seed"
-        why = f"{self.n} of the {MIN_SEEDS} seeds needed" if self.n < MIN_SEEDS else "a seed gave no finite ratio"
+        why = (f"{self.n} of the {MIN_SEEDS} seeds needed" if self.n < MIN_SEEDS
+               else "a seed gave no finite, positive ratio")
         return f"not decisive ({why}: {shown})"
 
     def as_dict(self) -> dict:
@@ -106,17 +110,25 @@ def ratio_evidence(ratios, level: float = LEVEL) -> RatioEvidence:
     return RatioEvidence(values, math.exp(mean), math.exp(mean - half), math.exp(mean + half))
 
 
-def censored(values, length: float) -> np.ndarray:
-    """Times to a criterion with each run that never reached it (NaN or ∞) counted at the run's ``length``."""
-    values = np.asarray(values, dtype=float).copy()
-    values[~np.isfinite(values)] = length
-    return values
+def censored(values, length) -> np.ndarray:
+    """Times to a criterion with each run that never reached it (NaN or ∞) counted at the run's ``length`` (one
+    length, or one per value)."""
+    values = np.asarray(values, dtype=float)
+    return np.where(np.isfinite(values), values, np.broadcast_to(np.asarray(length, dtype=float), values.shape))
 
 
 def paired_ratios(numerators, denominators) -> np.ndarray:
     """Per seed numerator / denominator (a zero denominator gives ∞ or NaN, which ``ratio_evidence`` keeps)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.asarray(numerators, dtype=float) / np.asarray(denominators, dtype=float)
+
+
+def censored_ratios(numerators, denominators, numerators_reached, denominators_reached) -> np.ndarray:
+    """Per seed numerator / denominator of two censored times (``censored``), NaN where neither run reached the
+    criterion: the two runs' lengths are then all that was measured, and their ratio says nothing of the claim."""
+    ratios = paired_ratios(numerators, denominators)
+    neither = ~np.asarray(numerators_reached, dtype=bool) & ~np.asarray(denominators_reached, dtype=bool)
+    return np.where(neither, np.nan, ratios)
 
 
 def _without_effect(evidence: RatioEvidence) -> str | None:
@@ -159,16 +171,13 @@ class Ratio(Criterion):
 
 
 @dataclass(frozen=True)
-class Much(Criterion):
-    """A claim with no number but a strong word ("much fewer", "markedly faster"): lo ≥ ``MUCH`` to reproduce."""
+class Much(Ratio):
+    """A claim with no number but a strong word ("much fewer", "markedly faster"): the claimed ratio ``MUCH``."""
 
-    def judge(self, evidence: RatioEvidence) -> str:
-        return _without_effect(evidence) or (REPRODUCED if evidence.low >= MUCH else WEAKER)
+    claimed: float = MUCH
 
     def rule(self) -> str:
-        return (f"no number, a strong word: 95 % interval [lo, hi] over ≥ {MIN_SEEDS} seeds; reproduced if lo ≥ "
-                f"{MUCH:g}; weaker than claimed if 1 < lo < {MUCH:g}; inconclusive if lo ≤ 1 < hi; not reproduced if "
-                "hi ≤ 1")
+        return f"no number, a strong word, read as {_number(self.claimed)}×: " + super().rule()
 
 
 @dataclass(frozen=True)
@@ -219,14 +228,15 @@ class Always(Criterion):
     what: str
 
     def judge(self, evidence) -> str:
-        held = [bool(v) for v in evidence]
-        if not all(held):
-            return NOT_REPRODUCED if held else INCONCLUSIVE
-        return REPRODUCED if len(held) >= MIN_SEEDS else INCONCLUSIVE
+        """``evidence``: per seed, whether it showed the property (NaN: it could not be told)."""
+        known = [bool(v) for v in evidence if not math.isnan(float(v))]
+        if not all(known):
+            return NOT_REPRODUCED
+        return REPRODUCED if len(known) == len(evidence) >= MIN_SEEDS else INCONCLUSIVE
 
     def rule(self) -> str:
         return (f"always: {self.what} in every one of ≥ {MIN_SEEDS} seeds to reproduce; not reproduced if any seed "
-                "fails; inconclusive with fewer seeds")
+                "fails; inconclusive with fewer seeds, or a seed where it could not be told")
 
 
 def weakest(*verdicts: str) -> str:

@@ -1,17 +1,19 @@
 """Tuning one kernel parameter toward a target acceptance rate during a burn-in, then freezing it.
 
-DMALA's step size α, DLMC's time h and PAS's path length L are tuned this way
-(the DISCS benchmark tunes all three toward an acceptance rate of 0.574). At
-step t of the burn-in, with ā_t the mean MH acceptance probability over the
-chains, the tuned value v moves by a Robbins–Monro step
+At step t of the burn-in, with ā_t the mean Metropolis–Hastings acceptance
+probability over the chains and a* the target, the tuned value v takes the
+Robbins–Monro step
 
-    v ← v + (ā_t − a*) / √(t + 1)      (on log v for a scale, as α and h),
+    v ← v + (ā_t − a*) / √(t + 1)      (on log v for a scale: α and h),
 
-so it settles where the acceptance rate is a*. The chains interact through ā_t
-and the kernel changes with t: the chain is adaptive MCMC until the freeze
-(``samplers.common.adaptive``). From then on the kernel uses the tuned value, fixed,
-and is exact; ``frozen_params()`` names it. ``burn_in=0`` never tunes: the
-requested value is the kernel from step 0.
+kept within the parameter's bounds, so it settles where the acceptance rate is
+a*. DMALA's step size α, DLMC's time h and PAS's path length L are tuned this
+way; the DISCS benchmark (Goshvadi et al., NeurIPS 2023 Datasets & Benchmarks)
+tunes all three toward a* = 0.574. During the burn-in the chains interact
+through ā_t and the kernel changes with t, so the chain is adaptive MCMC
+(``samplers.common.adaptive``); at the freeze the kernel takes the tuned
+value, fixed, and is exact from then on (``frozen_params()`` names it).
+``burn_in=0`` never tunes: the requested value is the kernel from step 0.
 """
 
 from __future__ import annotations

@@ -1,37 +1,45 @@
 """Factorised multi-flip proposals from local flip rates: DMALA and DLMC.
 
-Both propose y from x by flipping every coordinate independently, coordinate i
-with probability p_i(x),
+Both propose y from x by flipping every coordinate i independently with
+probability p_i(x),
 
     q(y | x) = Π_i p_i(x)^[y_i ≠ x_i] · (1 − p_i(x))^[y_i = x_i],
 
-and correct exactly with Metropolis–Hastings,
-α = min{1, p̃(y) q(x | y) / (p̃(x) q(y | x))}. The probabilities p_i depend on
-the flip log-ratios u_i = log t_i(x) = log p̃(x^(i)) − log p̃(x): exact
-(``ratios="exact"``: the d ratios of x, d evaluations per state, cheap on a
-sparse pairwise model) or their first-order Taylor estimate
-u_i ≈ (1 − 2x_i) ∂ log p̃/∂x_i (``ratios="gradient"``: one value-and-gradient
-evaluation per state). A step evaluates the proposal once (its value and its
-ratios, for the reverse probability); the ratios of the current state are kept.
+and accept with the Metropolis–Hastings probability
 
-* **DMALA** (Zhang, Liu & Liu, ICML 2022, "A Langevin-like sampler for discrete
-  distributions"): q(y|x) ∝ exp(½ ∇log p̃(x)ᵀ(y − x) − ‖y − x‖²/(2α)), which
-  factorises over coordinates into p_i = σ(u_i/2 − 1/(2α)), σ the logistic
-  function. Written here, as in DISCS, as p_i = σ(log g(t_i) − 1/(2α)) with a
-  balancing function g; g = √t is DMALA.
-* **DLMC** (Sun, Dai, Xia, Schuurmans & Dai, "Discrete Langevin samplers via
-  Wasserstein gradient flow", AISTATS 2023): coordinate i follows, for a time
-  h, the two-state continuous-time chain that jumps x_i → 1 − x_i at rate g(t_i)
-  and back at rate g(1/t_i). It ends flipped with probability
+    α = min{1, p̃(y) q(x | y) / (p̃(x) q(y | x))}.
 
-      p_i = ν_i (1 − exp(−h (g(t_i) + g(1/t_i)))),   ν_i = g(t_i)/(g(t_i) + g(1/t_i)) = t_i/(1 + t_i)
+p_i depends on x through the flip log-ratio u_i = log t_i(x) =
+log p̃(x^(i)) − log p̃(x), exact (``ratios="exact"``) or its first-order
+Taylor estimate u_i ≈ (1 − 2x_i) ∂log p̃(x)/∂x_i (``ratios="gradient"``),
+and on a balancing function g, g(t) = t·g(1/t) (``balancing``).
 
-  (g balancing). With exact ratios this is DLMC, with the Taylor estimate DLMCf.
+DMALA (Zhang, Liu & Liu, "A Langevin-like sampler for discrete
+distributions", ICML 2022) discretises a Langevin step,
+q(y | x) ∝ exp(½ ∇log p̃(x)ᵀ(y − x) − ‖y − x‖²/(2α)), which factorises into
+p_i = σ(u_i/2 − 1/(2α)) with u_i the Taylor estimate and σ the logistic
+function. Written here, as in DISCS, as p_i = σ(log g(t_i) − 1/(2α)):
+g(t) = √t is DMALA.
 
-The step size (α, or h) is tuned toward an acceptance rate during ``burn_in``
-steps and then frozen (``samplers.gradient.acceptance_tuning``); with ``burn_in=0`` the
-requested value is used throughout. ``transition_row`` enumerates all 2^d
-flip patterns with the same compiled probabilities and acceptance.
+DLMC (Sun, Dai, Dai, Zhou & Schuurmans, "Discrete Langevin samplers via
+Wasserstein gradient flow", AISTATS 2023) runs each coordinate, for a time h,
+as the two-state continuous-time chain that jumps x_i → 1 − x_i at rate
+g(t_i) and back at rate g(1/t_i); it ends flipped with probability
+
+    p_i = ν_i (1 − exp(−h (g(t_i) + g(1/t_i)))),   ν_i = g(t_i) / (g(t_i) + g(1/t_i)) = t_i / (1 + t_i).
+
+With exact ratios this is DLMC, with the Taylor estimate DLMCf.
+
+The step size (α, or h) is tuned toward an acceptance rate during
+``burn_in`` steps and then frozen (``samplers.gradient.acceptance_tuning``);
+with ``burn_in=0`` the requested value is used throughout.
+``transition_row`` enumerates all 2^d flip patterns with the same compiled
+probabilities and acceptance.
+
+Cost: one value-and-gradient evaluation per state with ``ratios="gradient"``,
+d evaluations per state with ``ratios="exact"`` (cheap on a sparse pairwise
+model). A step evaluates the proposal once (its value and its ratios, which
+q(x | y) needs); the ratios of the current state are kept.
 """
 
 from __future__ import annotations

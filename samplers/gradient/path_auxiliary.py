@@ -1,30 +1,35 @@
-"""The path auxiliary sampler, PAS (Sun, Dai, Li, Schuurmans & Dai, ICLR 2022, "Path auxiliary proposal for
-MCMC in discrete space").
+"""The path auxiliary sampler PAS (Sun, Dai, Xia & Ramamurthy, "Path auxiliary proposal for MCMC in
+discrete space", ICLR 2022).
 
-A move flips L distinct bits chosen one after another, each from the locally
-balanced proposal of the *starting* state x without replacement: with weights
-w_j = g(t_j(x)) (exact flip ratios, or their Taylor estimate from one gradient —
-the "fast" PAFS of the paper and DISCS), the ordered path (i₁, …, i_L) has
-probability
+Proposal. A move flips L distinct bits chosen one after another, without
+replacement, from the locally balanced weights of the starting state x,
+w_j = g(t_j(x)) with g a balancing function and t_j the exact flip ratio or
+its Taylor estimate from one gradient (the "fast" variant, PAFS in DISCS).
+The ordered path (i₁, …, i_L) has probability
 
-    q(i₁, …, i_L | x) = Π_k w_{i_k} / (W − Σ_{m<k} w_{i_m}),     W = Σ_j w_j,
+    q(i₁, …, i_L | x) = Π_{k=1..L} w_{i_k} / (W − Σ_{m<k} w_{i_m}),     W = Σ_j w_j,
 
-and ends at y = x with those L bits flipped. L is ``path_length`` or, with
-``random_length`` (the default), uniform on {1, …, ``path_length``} per move: a
-mixture of kernels that each leave p̃ invariant. (A fixed even L flips an even
-number of bits every move and never leaves the parity class it started in.) The order is an auxiliary
-variable: the reverse move starts at y with y's weights w′ and retraces the
-path backwards, (i_L, …, i₁). Since reversing the path is an involution, the
-Metropolis–Hastings step on (state, path),
+and ends at y, which is x with those L bits flipped. L is ``path_length`` or,
+with ``random_length`` (the default), uniform on {1, …, ``path_length``} per
+move: a mixture of kernels that each leave p̃ invariant. (A fixed even L flips
+an even number of bits every move and never leaves the parity class it
+started in.)
+
+Acceptance. The order is an auxiliary variable: the reverse move starts at y
+with y's weights w′ and retraces the path backwards, (i_L, …, i₁). Reversing
+the path is an involution, so the Metropolis–Hastings step on (state, path),
 
     α = min{1, p̃(y) q(i_L, …, i₁ | y) / (p̃(x) q(i₁, …, i_L | x))},
 
-leaves p̃ exactly invariant although q(y | x) itself (a sum over the L!
-orders) is never computed. Cost: the ratios at x (kept) and at y, so one
-value-and-gradient evaluation per step with ``ratios="gradient"``, or 1 + d
-with exact ratios. L is tuned toward an acceptance rate during ``burn_in``
-steps and then frozen (``samplers.gradient.acceptance_tuning``, as DISCS tunes its
-"radius"); with ``burn_in=0`` the requested ``path_length`` is used throughout.
+leaves p̃ exactly invariant although q(y | x), a sum over the L! orders, is
+never computed.
+
+L is tuned toward an acceptance rate during ``burn_in`` steps and then frozen
+(``samplers.gradient.acceptance_tuning``, as DISCS tunes its path length);
+with ``burn_in=0`` the requested ``path_length`` is used throughout.
+
+Cost: the flip ratios at x (kept) and at y, so one value-and-gradient
+evaluation per step with ``ratios="gradient"``, or 1 + d with exact ratios.
 """
 
 from __future__ import annotations

@@ -2,15 +2,16 @@
 
 S_n(c) = {x ∈ {0,1}^d : x and c differ in exactly n bits} holds the states at
 Hamming distance n from a reference state c; with c = 0 they are the states
-with exactly n ones (conserved magnetisation, a lattice gas). The target there
-is p̃ restricted to S_n(c) and renormalised (Eq. 1):
+with exactly n ones (conserved magnetisation, a lattice gas). The target is
+p̃ restricted to S_n(c) and renormalised (the paper's Eq. 1):
 
     π_n(x) = p̃(x) / Z_n   for x ∈ S_n(c),   0 otherwise,   |S_n(c)| = C(d, n).
 
 A bit i of x *agrees* with c when x_i = c_i and *differs* otherwise (the
-paper's P(x) and N(x)). ``FixedDistanceSampler`` is the base of the samplers
-on S_n(c): it holds c and n, checks that states lie in S_n(c), and starts the
-chains from states drawn uniformly from S_n(c).
+paper's P(x) = {i | x_i = c_i} and N(x) = {i | x_i ≠ c_i}).
+``FixedDistanceSampler`` is the base of the samplers on S_n(c): it holds c
+and n, checks that states lie in S_n(c), and starts the chains from states
+drawn uniformly from S_n(c).
 """
 
 from __future__ import annotations

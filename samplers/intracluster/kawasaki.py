@@ -2,15 +2,18 @@
 
 From x ∈ S_n(c) choose i uniformly from the n bits that differ from the
 reference c and j uniformly from the d − n bits that agree with it, and
-propose x' = x with both flipped (Hamze & de Freitas 2010, §2; Kawasaki 1966).
-x' is again in S_n(c), and the proposal is symmetric — from x', j differs and
-i agrees, so q(x | x') = q(x' | x) = 1/(n(d − n)) — hence
+propose x' = x with both flipped (Kawasaki, Phys. Rev. 145, 224, 1966; the
+Metropolis swap of Hamze & de Freitas 2010, §2). x' is again in S_n(c), and
+the proposal is symmetric: from x', j differs and i agrees, so
+q(x' | x) = q(x | x') = 1/(n(d − n)). Hence
 
-    α = min{1, p̃(x') / p̃(x)}.
+    α = min{1, p̃(x') / p̃(x)},
 
-A step costs one evaluation per chain (``block_log_ratio`` of the swap). Each
-chain keeps the lists of its differing and agreeing bits, and an accepted swap
-exchanges one entry of each, so drawing i and j is O(1).
+the paper's unnumbered α = min(1, e^{−β(E(x') − E(x))}) of §2.
+
+Cost: one evaluation per chain and step (``block_log_ratio`` of the swap).
+Each chain keeps the lists of its differing and agreeing bits, and an
+accepted swap exchanges one entry of each, so drawing i and j is O(1).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Intracluster moves (Hamze & de Freitas, UAI 2010): biased self-avoiding walks out of S_n(c) and back.
+"""Intracluster moves (Hamze & de Freitas, "Intracluster moves for constrained discrete-space MCMC",
+UAI 2010): biased self-avoiding walks out of S_n(c) and back.
 
 Notation as in ``samplers.intracluster.fixed_distance``: c is the reference state, S_n(c)
 the states at Hamming distance n from it, π_n the target on it (Eq. 1). We
@@ -12,8 +13,12 @@ picks i with probability
 
     f(i | s) = exp(−γ E(s^(i))) / Σ_{j∈A(s)} exp(−γ E(s^(j))) = exp(γ Δ_i(s)) / Z_A(s),     (Eq. 2)
 
-Z_A(s) = Σ_{j∈A(s)} exp(γ Δ_j(s)). A flipped bit changes sides, so no walk
-can flip a bit twice: every walk is self-avoiding.
+Z_A(s) = Σ_{j∈A(s)} exp(γ Δ_j(s)). Eq. 2 is the upward f_up; the downward
+f_down after it is the same formula, unnumbered. (The paper draws the upward
+step from P(x₀) and the downward one from N(y), which swaps the sets it
+defines in §2: an upward step goes to S_{n−1}, and Fig. 1 flips bits that
+differ from c. Here the sets follow Fig. 1.) A flipped bit changes sides, so
+no walk can flip a bit twice: every walk is self-avoiding.
 
 A move of length k (Fig. 1). ``order="up_first"``: a walk σ of k steps
 toward c, down to a bridge point y ∈ S_{n−k}, then a walk ρ of k steps away
@@ -25,15 +30,16 @@ draws k uniformly per move and chain (again a mixture). With
 first, so a move changes 2k distinct bits; ``reflip=True`` lets it, as the
 paper's Fig. 1 does (σ = [4, 2, 5], ρ = [5, 7, 2]).
 
-Acceptance (Eq. 3, 6; pathwise detailed balance, Definition 1). Let
-s_0 = x, …, s_{2k} = x' be the states of the move and b_1 … b_{2k} its flipped
-bits (σ then ρ). Step t starts at s_{t−1} and chooses among F_t, the bits of
-its kind (differing from c for a step toward c, agreeing for one away),
-minus σ when t > k and not reflip. The reverse path (R(ρ), R(σ)) from x' has
-the same order (undoing a step away from c is a step toward it), and its step
-undoing b_t starts at s_t and chooses among R_t, the bits of s_t of the
-*opposite* kind to step t, minus ρ when t ≤ k (its second walk) and not
-reflip. Then
+Acceptance (Eq. 3 and 6; pathwise detailed balance, Definition 1 and
+Proposition 1). Let s_0 = x, …, s_{2k} = x' be the states of the move and
+b_1 … b_{2k} its flipped bits (σ then ρ). Step t starts at s_{t−1} and
+chooses among F_t, the bits of its kind (differing from c for a step toward
+c, agreeing for one away), minus σ when t > k and not reflip. The reverse
+path (R(ρ), R(σ)) from x' has the same order (undoing a step away from c is a
+step toward it), and its step undoing b_t starts at s_t and chooses among
+R_t, the bits of s_t of the *opposite* kind to step t, minus ρ when t ≤ k
+(its second walk) and not reflip. The path probability (Eq. 3, the product of
+the step probabilities) and the acceptance (Eq. 6) are
 
     log f(x', σ, ρ | x)       = Σ_t [ γ Δ_{b_t}(s_{t−1}) − log Z_{F_t}(s_{t−1}) ],            (Eq. 3)
     log f(x, R(ρ), R(σ) | x') = Σ_t [ γ Δ_{b_t}(s_t)     − log Z_{R_t}(s_t) ],
@@ -44,43 +50,44 @@ reflip. Then
 (The Δ terms telescope: log α = (1 − 2γ) log p̃(x')/p̃(x) + Σ_t log Z_{F_t}(s_{t−1})
 − Σ_t log Z_{R_t}(s_t); at γ = 1/2 only the normalisers remain.)
 
-Implementation. Every chain caches Δ(x) for all bits; a walk step updates it
-with ``delta_after_flip`` (1 + deg ratios on a sparse pairwise model, d on a
-black box) and logs the changed values, so undoing or redoing any run of
-steps costs no evaluation. ``backend="tree"`` keeps, per chain, a log-space
-sum-tree over the differing bits and one over the agreeing bits (leaves γΔ_i,
-−∞ for bits not allowed), all in one ``LogSumTree``: sampling a step and
-reading any Z is O(log d), a step O(deg·log d); on a sparse pairwise model a
-walk step of all chains is one compiled call (``tree_walk_steps``, and
-``tree_unwalk_steps`` to rewind), on other targets a few numpy calls. ``"dense"`` recomputes the
-masked weights of all d bits per step (O(d), the cheaper choice when a flip
-changes O(d) ratios); ``"auto"`` picks by the target's sparsity
-(``active_backend``). Z_{F_t} is read before step t and Z_{R_t} right after
-it — except Z_{R_t} for t ≤ k without reflip, which needs ρ: every chain
-jumps back to its bridge point s_k in one batch (ρ barred), σ is undone step
-by step reading those Z_{R_t}, and the accepted moves jump forward to x' in
-one batch; with reflip only the rejected moves jump back, in one batch. A
-move thus costs 3k (reflip: 2k) single-step tree updates and two batch
-updates. Evaluations: Σ over the 2k steps of ``delta_after_flip``'s cost per
-chain and move (2k(1 + deg) on a lattice, 2k·d on a black box), plus d + 1
-per chain at a reset.
-
-Adaptation (``adapt=True``, beyond the paper, which asks for it in §5). For
-the first ``burn_in`` steps γ and the walk length are tuned on the batch of
-chains by stochastic approximation — the walk length towards
-``target_acceptance``, γ towards the largest acceptance; the rule and its
-criterion (the squared jump per unit of compute) are in
-``samplers.intracluster.walk_adaptation``. Meanwhile the chain is adaptive MCMC (each
-chain moves with its own perturbed γ, and the tree is rebuilt, O(d), when γ
-changes). Then the tuned values are frozen (``samplers.common.adaptive``:
-``frozen_at`` records the step) and the chain is exact MCMC with the plain
-kernel at those values. The parameters stay as requested — ``config()``
-replays the whole run, tuning included — and ``frozen_params()`` gives the
-tuned ``{"gamma", "walk_length", "adapt": False}``: merged over the requested
-parameters they make the frozen kernel from step 0.
+Adaptation (``adapt=True``, beyond the paper, which tunes γ and k by hand in
+§4 and asks for adaptive MCMC in §5). For the first ``burn_in`` steps γ and
+the walk length are tuned on the batch of chains by stochastic approximation:
+the walk length towards ``target_acceptance``, γ towards the largest
+acceptance; the rule and its criterion (the squared jump per unit of compute)
+are in ``samplers.intracluster.walk_adaptation``. Meanwhile the chain is
+adaptive MCMC (each chain moves with its own perturbed γ). Then the tuned
+values are frozen (``samplers.common.adaptive``: ``frozen_at`` records the
+step) and the chain is exact MCMC with the plain kernel at those values. The
+parameters stay as requested (``config()`` replays the whole run, tuning
+included), and ``frozen_params()`` gives the tuned ``{"gamma",
+"walk_length", "adapt": False}``: merged over the requested parameters they
+make the frozen kernel from step 0.
 
 ``last_walk`` (a ``WalkRecord``) holds every state the last move scored, for
 estimators that reuse all scored states.
+
+Cost: every chain caches Δ(x) for all bits; a walk step updates it with
+``delta_after_flip`` (1 + deg ratios on a sparse pairwise model, d on a black
+box) and logs the changed values, so undoing or redoing any run of steps
+costs no evaluation. ``backend="tree"`` keeps, per chain, a log-space
+sum-tree over the differing bits and one over the agreeing bits (leaves γΔ_i,
+−∞ for bits not allowed), all in one ``LogSumTree``, like the paper's binary
+heap (§3): sampling a step and reading any Z is O(log d), a step
+O(deg·log d); on a sparse pairwise model a walk step of all chains is one
+compiled call (``tree_walk_steps``, and ``tree_unwalk_steps`` to rewind), on
+other targets a few numpy calls. ``"dense"`` recomputes the masked weights of
+all d bits per step, O(d), the cheaper choice when a flip changes O(d) ratios
+(as §3 notes for dense models); ``"auto"`` picks by the target's sparsity
+(``active_backend``). Z_{F_t} is read before step t and Z_{R_t} right after
+it, except Z_{R_t} for t ≤ k without reflip, which needs ρ: every chain jumps
+back to its bridge point s_k in one batch (ρ barred), σ is undone step by
+step reading those Z_{R_t}, and the accepted moves jump forward to x' in one
+batch; with reflip only the rejected moves jump back, in one batch. A move
+thus costs 3k (reflip: 2k) single-step tree updates and two batch updates,
+and Σ over its 2k steps of ``delta_after_flip``'s evaluations per chain
+(2k(1 + deg) on a lattice, 2k·d on a black box), plus d + 1 per chain at a
+reset. While adapting, the trees are rebuilt, O(d), whenever γ changes.
 """
 
 from __future__ import annotations

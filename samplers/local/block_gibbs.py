@@ -1,9 +1,16 @@
-"""Block Gibbs: x_B redrawn from its conditional on a random block of k sites.
+"""Block Gibbs: x_B redrawn from its full conditional on a random block B of k sites.
 
-The k distinct sites are chosen uniformly at random, and the new x_B is drawn
-from p̃(x with x_B = v) over all 2^k configurations v: 2^k evaluations per
-step (the current configuration is scored with the others). Single-site Gibbs
-lives in ``samplers.local.single_site``.
+B is a uniformly random set of k distinct sites, and the new block value v is
+drawn from the conditional
+
+    q(x → (x_−B, v)) = p̃(x_−B, v) / Σ_{v' ∈ {0,1}^k} p̃(x_−B, v'),
+
+the current value included. Every move is accepted: each block update is
+reversible w.r.t. π (the standard Gibbs argument, e.g. Geman & Geman 1984).
+Single-site Gibbs (k = 1, as a flip with a(t) = t/(1+t)) lives in
+``samplers.local.single_site``.
+
+Cost: 2^k target evaluations per step (the current value is scored with the others).
 """
 
 from __future__ import annotations

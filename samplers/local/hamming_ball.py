@@ -1,14 +1,16 @@
-"""The Hamming-ball sampler of Titsias & Yau (2017), "HB-k-r".
+"""The Hamming-ball sampler, "HB-k-r" (Titsias & Yau 2017, "The Hamming ball sampler", JASA 112:1598–1611).
 
-Choose a random block B of k sites. With H_r(y) the configurations of B within
-Hamming distance r of y (M = Σ_{j≤r} C(k, j) of them):
+Choose a uniformly random block B of k sites. With H_r(y) the configurations of
+B within Hamming distance r of y (M = Σ_{j≤r} C(k, j) of them):
 
 1. draw an auxiliary u uniformly from H_r(x_B);
-2. draw x'_B from H_r(u) with probability ∝ p̃(x with x_B = x'_B).
+2. draw x'_B from H_r(u) with q(x'_B | u) ∝ p̃(x with x_B = x'_B).
 
-This is Gibbs sampling on the augmented space (x, u): every move is accepted
-and the kernel is reversible w.r.t. π, because x_B ∈ H_r(u) ⇔ u ∈ H_r(x_B).
-M evaluations per step.
+This is Gibbs sampling on the augmented space (x, u): every move is accepted,
+and the kernel is reversible w.r.t. π because x_B ∈ H_r(u) ⇔ u ∈ H_r(x_B).
+With r = k it is block Gibbs on B (``samplers.local.block_gibbs``).
+
+Cost: M target evaluations per step.
 """
 
 from __future__ import annotations

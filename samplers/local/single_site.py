@@ -1,16 +1,24 @@
 """Single-site flip samplers: Metropolis and single-site Gibbs.
 
-Both pick a site i (uniformly, or in turn for a systematic scan) and flip it
-with a probability a(t) of the flip ratio t = p̃(x^(i))/p̃(x):
+Both propose y = x^(i), x with site i flipped, i uniform on {1, …, d}
+(q(x → x^(i)) = 1/d, symmetric) or taken in turn for Gibbs's systematic scan,
+and accept with a(t) of the flip ratio t = p̃(x^(i))/p̃(x):
 
-* Metropolis (the OPAD papers' reference MCMC): a(t) = min(1, t);
-* Gibbs (x_i redrawn from its full conditional): a(t) = t/(1+t).
+* Metropolis (Metropolis et al. 1953; Hastings 1970): a(t) = min(1, t);
+* Gibbs, x_i redrawn from its full conditional p(x_i | x_−i) (Geman & Geman
+  1984): a(t) = t/(1+t), Barker's rule.
 
-Any a with a(t) = t·a(1/t) satisfies detailed balance; Metropolis's choice is
-the larger (Peskun-better) one. One evaluation per step. These are the
-balancing functions min(1, t) and t/(1+t) of ``samplers.lsb.balancing``, and
-their single definition there (``log_g_scalar``) is what the compiled step
+Any a ≤ 1 with a(t) = t·a(1/t) gives a kernel reversible w.r.t. π; Metropolis's
+min(1, t) ≥ t/(1+t) is the Peskun-better choice (Peskun 1973). A systematic
+scan composes reversible single-site kernels: it leaves π invariant but is not
+itself reversible. Metropolis is the OPAD paper's reference MCMC (§4.1.1,
+"a site (index) … is chosen uniformly … and its spin is flipped"; also §4.2).
+
+a is one of the balancing functions of ``samplers.lsb.balancing``, and its
+single definition there (``log_g_scalar``) is what the compiled step
 (``single_flips``) and ``transition_row`` use.
+
+Cost: one target evaluation per step.
 """
 
 from __future__ import annotations

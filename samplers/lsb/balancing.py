@@ -1,7 +1,8 @@
-"""Balancing functions g with g(t) = t·g(1/t) (Zanella 2020; LSB paper, Eq. 2), in log space.
+"""Balancing functions g(t) = t·g(1/t), fixed and learned, as maps from u = log t to log g(t).
 
-Everything here maps u = log t to log g(t), so ratios p̃(x')/p̃(x) spanning
-hundreds of orders of magnitude never overflow.
+The definitions (LSB paper §2), LSB1 (Proposition 3.1) and LSB2 (Proposition 3.2)
+are stated in ``samplers.lsb``; this module implements them in log space, so ratios
+p̃(x')/p̃(x) spanning hundreds of orders of magnitude never overflow.
 
 Fixed functions (``BALANCING``; compiled, ``log_g_scalar``):
 
@@ -12,59 +13,56 @@ Fixed functions (``BALANCING``; compiled, ``log_g_scalar``):
 
 Learned functions (torch modules with parameters θ, ``PARAMETRIZATIONS``):
 
-* ``lsb1`` — ``MixtureBalancing``: g_θ(t) = Σ_i w_i g_i(t), w = softmax(θ), over
-  the four fixed functions (Proposition 3.1: a positive combination of
-  balancing functions is balancing).
-* ``lsb2`` — ``NeuralBalancing``: g_θ(t) = h_θ(t)/2 + t·h_θ(1/t)/2 with h_θ > 0 a
-  one-hidden-layer network (Proposition 3.2: balancing for every θ, and every
-  balancing function is reachable). log h_θ(t) = W₂·tanh(W₁·asinh(log t) + b₁) + b₂:
-  the exponential output link makes h positive with log h computed exactly,
-  and asinh(log t) grows only logarithmically, so the network sees finite,
-  moderate inputs for every t in (0, ∞) — log t = ±50 enters as ±4.6.
-* ``monotone`` — ``MonotoneBalancing`` (Appendix G): the same construction with
-  h_θ non-decreasing in t — a min–max network (Sill 1998),
-  log h = max_b min_j (a_bj·σ(log t) + c_bj) with a_bj > 0. σ(log t) = t/(1+t)
-  maps [0, ∞] onto [0, 1], so h(0) = exp(max_b min_j c_bj) > 0 and
-  g(0) = h(0)/2 > 0: a chain can leave a state whose neighbours all have
-  near-zero ratios. ``positive_at_zero=False`` multiplies h by t/(1+t), giving
-  g(0) = 0 instead.
+* ``lsb1`` — ``MixtureBalancing``: LSB1, the softmax(θ)-weighted mixture of the
+  four fixed functions.
+* ``lsb2`` — ``NeuralBalancing``: LSB2 with log h_θ(t) = W₂·tanh(W₁·asinh(log t) + b₁) + b₂.
+  The exponential output link makes h_θ > 0 with log h computed exactly, and
+  asinh(log t) grows only logarithmically, so the network sees finite, moderate
+  inputs for every t in (0, ∞) (log t = ±50 enters as ±4.6).
+* ``monotone`` — ``MonotoneBalancing`` (Appendix G): LSB2 with h_θ
+  non-decreasing in t, a min–max network (Sill 1998),
+  log h = max_b min_j (a_bj·σ(log t) + c_bj), a_bj > 0. σ(log t) = t/(1+t) maps
+  [0, ∞] onto [0, 1], so h(0) = exp(max_b min_j c_bj) > 0 and g(0) = h(0)/2 > 0:
+  a chain can leave a state whose neighbours all have near-zero ratios.
+  ``positive_at_zero=False`` multiplies h by t/(1+t), giving g(0) = 0 instead.
 
-For every θ these are positive and finite for 0 < t < ∞ (log g is a
-log-sum of finite terms) and balancing by construction.
+For every θ these are positive and finite for 0 < t < ∞ (log g is a log-sum of
+finite terms) and balancing by construction.
 
-Tabulation (``BalancingTable``; every learned g but LSB1's, which is used
-exactly — see below). A sampler needs log g_θ at every flip ratio of
-every chain at every learning step — 27,000 values for 30 chains on a 30×30
-lattice. Rather than run the network on all of them, we evaluate it once per
-knot of a fixed symmetric grid u_k = kΔ (Δ = 1/8, |u_k| ≤ 64) and interpolate
-log g linearly in u. Linear interpolation keeps the balancing property
-*exactly*: if G(u_k) − G(−u_k) = u_k at the knots, then for u = (1−w)u_k + w·u_{k+1},
+Tabulation (``BalancingTable``; every learned g but LSB1's). The network is
+evaluated once per knot of a fixed symmetric grid u_k = kΔ (Δ = 1/8,
+|u_k| ≤ 64) and log g is interpolated linearly in u. Linear interpolation keeps
+the balancing property, G(u) − G(−u) = u with G = log g, *exactly*: if it holds at
+the knots, then for u = (1−w)u_k + w·u_{k+1},
 
     G(u) − G(−u) = (1−w)(G(u_k) − G(−u_k)) + w(G(u_{k+1}) − G(−u_{k+1})) = u,
 
-and the table only stores G for u ≥ 0, mirroring G(−u_k) = G(u_k) − u_k.
+so the table stores G for u ≥ 0 only and mirrors G(−u_k) = G(u_k) − u_k.
 Beyond the grid, g(t) = g(e^-64) for t < e^-64 and g(t) = t·g(e^-64) for
-t > e^64, which is balancing too (such moves are proposed with relative
-weight below 10⁻¹⁴ and the MH step stays exact); log t = ±∞ is allowed. The
-tabulated function *is* the sampler's g (proposal and acceptance both use it),
-so chains stay exact; it differs from the network's own curve by the
-interpolation error, at most Δ²/8·max|∂²log g/∂u²| (≤ 5·10⁻⁴ for the fixed
-functions' smooth parts). Cost: one network pass over 513 knots per learning
-step, whatever the number of chains and sites.
+t > e^64, which is balancing too; log t = ±∞ is allowed. The tabulated function
+*is* the sampler's g (proposal and acceptance both use it), so chains stay
+exact; it differs from the network's own curve by the interpolation error, at
+most Δ²/8·max|∂²log g/∂u²| (≤ 5·10⁻⁴ for the fixed functions' smooth parts).
 
-LSB1 exactly (``MixtureWeights``). g = Σ_i w_i g_i costs one exponential per
-ratio written at v = −|log t| (``mixture_log_g``), and its normaliser is
-linear in the components' normalisers, which a learning sampler keeps in
-sum-trees (``samplers.lsb.learning``); so LSB1 is never tabulated.
+LSB1 exactly (``MixtureWeights``). g = Σ_i w_i g_i is evaluated at
+v = −|log t| with one exponential per ratio (``mixture_log_g``), and its
+normaliser is linear in the components' normalisers, Z = Σ_i w_i Z_i, which a
+learning sampler keeps in sum-trees (``samplers.lsb.learning``); so LSB1 is
+never tabulated.
 
 Compiled kernels. ``log_g_scalar(code, u, values, slopes)`` (numba) is the one
 definition of every g above that a sampler uses: code 0–3 the fixed functions
 (``CODES``), code 4 (``TABLE``) a table's interpolation, code 5 (``MIXTURE``)
 LSB1's mixture; ``add_log_g_gradient`` is its derivative in ``values`` (the
-knots, or the weights), from which a learner's gradient is built. Both are
-inlined into their callers (a call per ratio would cost more than the
-arithmetic). Compiled samplers call them per ratio; ``BALANCING`` and
-``CompiledBalancing.log_g`` apply ``log_g_scalar`` elementwise for numpy callers.
+knots, or the weights), from which a learner's gradient is built. Compiled
+samplers call them per ratio; ``BALANCING`` and ``CompiledBalancing.log_g``
+apply ``log_g_scalar`` elementwise for numpy callers.
+
+Cost: a learning step needs log g_θ at every flip ratio of every chain (27,000
+values for 30 chains on a 30×30 lattice); tabulating costs one network pass
+over the 513 knots per learning step, whatever the number of chains and sites.
+Both compiled kernels are inlined into their callers, since a call per ratio
+would cost more than the arithmetic.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Compiled kernels of the LSB learning step (Algorithm 1): proposals, normalisers and ∂L̂/∂v.
+"""Compiled kernels of an LSB learning move (Algorithm 1, see ``samplers.lsb``): proposals, normalisers, ∂L̂/∂v.
 
-A learning step needs, per chain, x' ~ Q_θ₀(·|x), the normalisers
+A learning move needs, per chain, x' ~ Q_θ₀(·|x), the normalisers
 Z(x) = Σ_k g(t_k(x)), Z(x') and Z(x*), log g at four picked ratios, and the
 gradient of L̂ (``mi_objective.bound_terms``) in the vector v that the compiled
 balancing function is made of. x' and x* differ from x in a few flip ratios
@@ -8,21 +8,23 @@ balancing function is made of. x' and x* differ from x in a few flip ratios
 
 Two ways to get the normalisers:
 
-* **Dense** (any g; ``dense_proposals`` and ``dense_learning_terms``): g changes
-  with every step, so Z(x) is summed afresh, O(d) per chain:
-  p_k = g(t_k)/Z(x) is stored, and Z(x') = Z(x)·(Σ_{k∉patch} p_k + Σ_{patch} g'_k/Z(x))
-  reuses it (no cancellation: only non-negative terms are added; when the
-  kept mass underflows the sum is redone exactly from log g). ∂ log Z(x)/∂v =
-  Σ_k p_k ∂ log g(t_k)/∂v is gathered in one more pass.
-* **Mixture trees** (LSB1 with exact ratios; ``mixture_tree_*``): for
+* Dense (any g; ``dense_proposals`` and ``dense_learning_terms``): g changes
+  with every step, so Z(x) is summed afresh. p_k = g(t_k)/Z(x) is stored, and
+  Z(x') = Z(x)·(Σ_{k∉patch} p_k + Σ_{patch} g'_k/Z(x)) reuses it (only
+  non-negative terms are added, so nothing cancels; when the kept mass
+  underflows the sum is redone exactly from log g).
+  ∂ log Z(x)/∂v = Σ_k p_k ∂ log g(t_k)/∂v.
+* Mixture trees (LSB1 with exact ratios; ``mixture_tree_*``): for
   g = Σ_i w_i g_i over fixed g_i, Z(x) = Σ_i w_i Z_i(x), and the sampler keeps
-  each Z_i(x) in a sum-tree (row 4c + i for chain c) that only changes where
-  a flip changes ratios. Then every quantity is O((1 + deg)·log d) per chain,
-  x' is drawn by picking component i with probability w_i Z_i(x)/Z(x) and a
-  site from tree i, and ∂ log Z/∂w_i = Z_i/Z.
+  each Z_i(x) in a sum-tree (row 4c + i for chain c) that changes only where a
+  flip changes ratios. x' is drawn by picking component i with probability
+  w_i Z_i(x)/Z(x) and then a site from tree i, and ∂ log Z/∂w_i = Z_i/Z.
 
 Both fill ``log_q`` with (log Q(x'|x), log Q(x|x')) for the MH test, add
 Σ_chains ∂L_c/∂v to ``grad`` and return (Σ_c L_c, Σ_c ∂L_c/∂ log η).
+
+Cost: dense, O(d) per chain (Z(x) summed afresh, and one more pass for
+∂ log Z(x)/∂v); mixture trees, O((1 + deg)·log d) per chain, like a frozen step.
 """
 
 from __future__ import annotations

@@ -1,52 +1,44 @@
-"""The mutual-information objective of LSB and the learner that minimises it.
+"""The estimator of LSB's mutual-information bound, and the learner that minimises it.
 
-LSB learns g_θ by minimising the mutual information between consecutive
-states, I_θ = KL{p(x)T_θ(x'|x) ‖ p(x)p(x')} (LSB paper, Eq. 3), through the
-surrogate L_θ of Theorem 3.3, case (b) (Eq. 5):
-
-    L_θ = E_{x~Q₁, x'~Q₂} [ p̃(x) Q_θ(x'|x) / (Q₁(x) Q₂(x')) · A_θ(x',x) · log(A_θ(x',x) Q_θ(x'|x) / p̃(x')) ]
-        + E_{x~Q₁} [ M(x)/Q₁(x) · (η M(x) − p̃(x)(log η + 1)) ],
-    M(x) = 1 − A_θ(x*,x) Q_θ(x*|x),   x* uniform over the d single-flip neighbours,
-
-with Q₁ = π·Uniform + (1−π)·δ(x − x̂) (x̂ the chain's last accepted state,
-π = 1e-8) and Q₂ = Q_θ₀(·|x), the proposal at the parameters θ₀ of the
-previous step, detached (Algorithm 1).
-
-The estimator implemented (``bound_terms`` per chain), on a batch of N
-chains, one x, one x' ~ Q_θ₀(·|x) (the move the chain is about to try) and one
-x* per chain:
+The objective is the case-(b) bound L_θ of Theorem 3.3 (LSB paper, Eq. 5) on
+the mutual information I_θ (Eq. 3), with Q₁, Q₂, M(x) and x* as stated in
+``samplers.lsb``. On a batch of N chains, with one x, one x' ~ Q_θ₀(·|x) (the
+move the chain is about to try) and one x* per chain, the estimator
+(``bound_terms`` per chain) is
 
     L̂ = (1/N) Σ_i [ r_i A_i (log A_i + log Q_θ(x'_i|x_i) − log t_i)
                     + M_i (η M_i − log η − 1) ],
     r_i = Q_θ(x'_i|x_i) / Q_θ₀(x'_i|x_i),   t_i = p̃(x'_i)/p̃(x_i),
 
-where A_i = min{1, t_i Q_θ(x_i|x'_i)/Q_θ(x'_i|x_i)} and Q_θ(·|x) = g_θ(t_j)/Σ_k g_θ(t_k)
-are differentiated through both normalisers, Z_θ(x) and Z_θ(x'). r_i equals 1
-in value; its gradient is the score-function term ∇ log Q_θ.
+where A_i = min{1, t_i Q_θ(x_i|x'_i)/Q_θ(x'_i|x_i)}, M_i = 1 − A_θ(x*_i,x_i)Q_θ(x*_i|x_i)
+and Q_θ(·|x) = g_θ(t_j)/Σ_k g_θ(t_k) are differentiated through both
+normalisers, Z_θ(x) and Z_θ(x'). r_i equals 1 in value; its gradient is the
+score-function term ∇ log Q_θ.
 
-Numerical stability: p̃ is measured relative to each chain's own state. The
-literal weights p̃(x_i)/Q₁(x_i) span hundreds of orders of magnitude across
-chains (log p̃ of a 30×30 segmentation changes by hundreds between chains),
-so any global rescaling — e.g. exp(log p̃ − max over the batch) — hands the
-whole gradient to one chain. Instead each chain's term is divided by p̃(x_i):
+p̃ relative to each chain's state. The literal weights p̃(x_i)/Q₁(x_i) span
+hundreds of orders of magnitude across chains (log p̃ of a 30×30 segmentation
+differs by hundreds between chains), so any global rescaling, e.g.
+exp(log p̃ − max over the batch), hands the whole gradient to one chain.
+Instead each chain's term is divided by p̃(x_i):
 
 * the chains stand for draws from p, so the self-normalised Monte Carlo
-  weight of each is 1/N (this is what Q₁ ≈ δ(x − x̂) approximates when the
-  chains are near stationarity);
-* inside the logarithm p̃(x') becomes the flip ratio t_i, which is always
-  finite and is what the sampler already computed;
-* η becomes η(x) = η·p̃(x), a per-state choice — the inequality
+  weight of each is 1/N (what Q₁ ≈ δ(x − x̂) approximates when the chains are
+  near stationarity);
+* inside the logarithm p̃(x') becomes the flip ratio t_i, always finite and
+  already computed by the sampler;
+* η becomes η(x) = η·p̃(x), a per-state choice: the inequality
   log y ≤ ηy − log η − 1 behind case (b) holds for any positive η per state,
-  so L̂ is still an upper-bound estimator.
+  so L̂ still estimates an upper bound.
 
-What this changes: the case-(b) bound is not invariant to the arbitrary
-normalising constant of p̃. Writing L per state as F_rel(x) + log p̃(x)·c(x),
-the coefficient c(x) = −(Σ_x' Q A + M(x)) is exactly −1 in case (a) (the
-transition probabilities sum to one) but depends on θ in case (b), so with
-raw p̃ adding a constant to an energy would change what is learned (a large
-log p̃ would push the acceptance rate up, a negative one down). Measuring p̃
-relative to the current state sets log p̃(x_i) = 0 and removes that term: the
-estimator is invariant to the normalisation of p̃, as the mutual information is.
+This also matters beyond numerics: the case-(b) bound is not invariant to the
+arbitrary normalising constant of p̃. Writing L per state as
+F_rel(x) + log p̃(x)·c(x), the coefficient c(x) = −(Σ_x' Q A + M(x)) is exactly
+−1 in case (a) (the transition probabilities sum to one) but depends on θ in
+case (b), so with raw p̃ adding a constant to an energy would change what is
+learned (a large log p̃ would push the acceptance rate up, a negative one
+down). Measuring p̃ relative to the current state sets log p̃(x_i) = 0 and
+removes that term: the estimator is invariant to the normalisation of p̃, as
+the mutual information is.
 
 With probability π a chain's x is drawn uniformly instead (Q₁'s uniform part);
 the chain itself stays put for that step (a mixture with the identity kernel
@@ -56,12 +48,13 @@ Gradients. Each chain's term depends on g_θ only through seven numbers: log g_�
 at the four picked ratios (t_j(x), t_j(x'), t_k(x), t_k(x*)) and the three
 normalisers log Z_θ(x), log Z_θ(x'), log Z_θ(x*). ``bound_terms`` gives the term
 and its partial derivatives in those numbers (and in log η) in closed form;
-the sampler's compiled kernels (``samplers.lsb.learning``) chain them into
-∂L̂/∂v, v(θ) being the vector a compiled balancing function is made of (knot
-values, or LSB1's log-weights, ``balancing.LearnedBalancing.compiled_parameters``),
-and torch back-propagates ∂L̂/∂v through v(θ) alone. So no tensor work grows
-with d or with the number of chains; the tests check the result against
+the compiled kernels of ``samplers.lsb.learning`` chain them into ∂L̂/∂v, v(θ)
+being the vector a compiled balancing function is made of (knot values, or
+LSB1's weights, ``balancing.LearnedBalancing.compiled_parameters``), and torch
+back-propagates ∂L̂/∂v through v(θ) alone. The tests check the result against
 plain autograd of Eq. 5.
+
+Cost: no tensor work grows with d or with the number of chains.
 """
 
 from __future__ import annotations

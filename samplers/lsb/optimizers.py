@@ -1,21 +1,23 @@
-"""The optimisers of LSB's learner: SGD with momentum and Adam, as torch.optim defines them, on numpy arrays.
+"""The optimisers of LSB's learner: torch.optim's SGD with momentum and Adam, on numpy arrays.
 
-The learner's parameters are few (LSB1: four logits and log η; LSB2: a few dozen
-floats) and its gradient comes from compiled kernels (for a network, through one
-autograd pass into θ). A ``torch.optim`` step spends ~40 µs in Python and tensor
-dispatch on them, more than the arithmetic of a whole LSB1 learning move on 30
-chains, so the learner takes its steps here, on numpy views of its parameters
-(writing a view updates the torch parameter it shares memory with).
+Algorithm 1 (``samplers.lsb``) takes plain gradient steps; the paper's runs use
+SGD with momentum (Appendix D). With g the gradient:
 
 * ``Sgd``: torch.optim.SGD with momentum μ, no dampening, no Nesterov, no weight
   decay: b ← μ·b + g (b = g at the first step), p ← p − lr·b.
 * ``Adam``: torch.optim.Adam without AMSGrad or weight decay: m ← m + (1 − β₁)(g − m),
   v ← β₂·v + (1 − β₂)·g², p ← p − lr/(1 − β₁ᵗ) · m / (√v / √(1 − β₂ᵗ) + ε).
 
-Both follow torch's formulas term for term; the results agree with torch.optim's
-to rounding (``tests/test_self_balancing.py`` checks them step by step). An
-optimiser keeps its moments, not the parameters: ``step`` is given the arrays
-to update each time, in the same order.
+Both follow torch's formulas term for term; the results agree with
+torch.optim's to rounding (``tests/test_self_balancing.py`` checks them step by
+step). An optimiser keeps its moments, not the parameters: ``step`` is given the
+arrays to update each time, in the same order. The learner passes numpy views
+of its torch parameters, so writing a view updates the parameter.
+
+Cost: the learner's parameters are few (LSB1: four logits and log η; LSB2: a few
+dozen floats) and their gradient comes from compiled kernels, so a torch.optim
+step's fixed overhead (Python and tensor dispatch) would outweigh its
+arithmetic; hence these numpy steps.
 """
 
 from __future__ import annotations

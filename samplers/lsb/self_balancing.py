@@ -1,32 +1,36 @@
-"""Local Self-Balancing samplers: LSB (Algorithm 1) and FLSB (Algorithm 2).
+"""Local Self-Balancing samplers: LSB (Algorithm 1) and FLSB (Algorithm 2) of the LSB paper.
 
-Both are locally balanced single-flip samplers whose balancing function g_θ is
-learned during a burn-in of ``burn_in`` steps by minimising the
-mutual-information bound of ``mi_objective`` (one optimiser step per learning
-move, on the batch of chains; ``learning_moves`` moves per step, 1 by
-default, 2 in the LSB authors' schedule for LSB2), then frozen: from then on the chain is an
+Both propose one flip from Q_θ(x^(j)|x) = g_θ(t_j(x))/Z_θ(x) (Eq. 2) and accept
+it with the Metropolis–Hastings probability A (after Eq. 1), while g_θ is
+learned by minimising the bound L_θ (Eq. 5) on the mutual information of
+consecutive states (Eq. 3); all of it is stated in ``samplers.lsb``.
+
+* ``lsb`` uses the exact flip ratios t_j (``LocallyBalanced``).
+* ``flsb`` proposes from the Taylor estimate log t̃_j = (1 − 2x_j) ∂ log p̃/∂x_j
+  (§3.3; ``GibbsWithGradients``) and accepts with the exact p̃. With
+  ``parametrization="fixed"`` and ``balancing="sqrt"`` it is exactly
+  Gibbs-with-Gradients.
+
+A learning move follows Algorithm 1: x ~ Q₁ (the chain's state or, with
+probability π, a uniform state, in which case the chain stays put),
+x' ~ Q_θ₀(·|x), x* uniform among the flips; one optimiser step on L̂
+(``mi_objective``) for the batch of chains; x' accepted or rejected with the MH
+ratio of the proposal Q_θ₀ that drew it; θ₀ ← θ. g_θ is learned for
+``burn_in`` steps (``learning_moves`` moves per step, 1 by default, 2 in the LSB
+authors' schedule for LSB2) and then frozen: from then on the chain is an
 ordinary locally balanced sampler with a fixed g and leaves the target exactly
 invariant. ``keep_adapting=True`` never freezes by itself (only ``freeze()``
-does) — the chain is then adaptive MCMC, whose invariance is not guaranteed.
+does): the chain is then adaptive MCMC, whose invariance is not guaranteed.
 Learning and freezing follow ``samplers.common.adaptive``: once frozen,
 ``frozen_params()`` is ``{"theta": θ, "burn_in": 0, "keep_adapting": False}``,
 and a sampler made with those merged over the requested parameters starts
 frozen with the learned θ (parameter ``theta``).
 
-* ``lsb`` uses the exact flip ratios (``LocallyBalanced``): a learning step
-  needs the ratios at x, at the proposal x' (for Z(x')) and at the uniform
-  probe x* (for Z(x*)) — 2·(1 + deg) evaluations per chain on a sparse model,
-  2d on a black box; once frozen, 1 + deg (or d) per step with the sum-tree.
-* ``flsb`` uses the Taylor estimate log t̃_j = (1 − 2x_j) ∂ log p̃/∂x_j
-  (``GibbsWithGradients``) for the proposal and the exact p̃ for acceptance:
-  two evaluations (value and gradient at x' and x*) per learning step, one
-  once frozen. With ``parametrization="fixed"`` and ``balancing="sqrt"`` it is
-  exactly Gibbs-with-Gradients.
-
-Per learning step (Algorithm 1): draw x ~ Q₁ (the chain state, or with
-probability π a uniform state), x' ~ Q_θ₀(·|x), x* uniform among the flips;
-take one optimiser step on L̂; accept or reject x' with the MH ratio of the
-proposal Q_θ₀ that generated it; set θ₀ ← θ.
+Cost, in target evaluations per chain: ``lsb`` needs the ratios at x, at x'
+(for Z(x')) and at x* (for Z(x*)), 2·(1 + deg) per learning move on a sparse
+model and 2d on a black box; once frozen, 1 + deg (or d) per step with the
+sum-tree. ``flsb`` needs two (value and gradient at x' and x*) per learning
+move and one once frozen.
 """
 
 from __future__ import annotations
@@ -218,8 +222,8 @@ class LocalSelfBalancing(_SelfBalancing, LocallyBalanced):
     """LSB (Algorithm 1): exact flip ratios, learned g_θ.
 
     With LSB1 (a mixture of the fixed functions) a learning step keeps the
-    four components' normalisers in sum-trees (``lsb_learning``'s mixture
-    trees) and costs O((1 + deg)·log d) per chain, like a frozen step; other
+    four components' normalisers in sum-trees (``samplers.lsb.learning``'s
+    mixture trees) and costs O((1 + deg)·log d) per chain, like a frozen step; other
     parametrisations sum Z(x) afresh, O(d) per chain, since g changes every step.
     """
 
