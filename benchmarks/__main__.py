@@ -14,15 +14,25 @@ import importlib
 import sys
 from pathlib import Path
 
-BENCHMARKS = ["core_throughput", "dashboard_live", "lsb_cost", "lsb_segmentation", "lsb_rbm", "lsb_markov",
-              "opad_ising", "opad_bvs", "opad_dag", "exact_enumeration", "intracluster_paper", "intracluster_cost",
-              "kernels_vs_reference", "paper_claims", "discs_ising",
-              "classroom", "sweep_scaling", "bakeoff"]
+#: Each benchmark's name and the group (sub-package) it lives in, in the order ``python -m benchmarks`` runs them.
+GROUPS = {"core_throughput": "costs", "dashboard_live": "serving", "lsb_cost": "costs", "lsb_segmentation": "papers",
+          "lsb_rbm": "papers", "lsb_markov": "papers", "opad_ising": "papers", "opad_bvs": "papers",
+          "opad_dag": "papers", "exact_enumeration": "papers", "intracluster_paper": "papers",
+          "intracluster_cost": "costs", "kernels_vs_reference": "costs", "paper_claims": "claims",
+          "discs_ising": "papers", "classroom": "serving", "sweep_scaling": "costs", "bakeoff": "costs"}
+BENCHMARKS = list(GROUPS)
+
+
+def module_name(name: str) -> str:
+    """The module of benchmark ``name`` (its ``main(argv)`` runs it)."""
+    return f"benchmarks.{GROUPS[name]}.{name}"
 HELP = ("-h", "--help")
 
 
 def _tree(name: str) -> ast.Module:
-    return ast.parse((Path(__file__).parent / f"{name}.py").read_text(encoding="utf-8"))
+    """Benchmark ``name``'s module (or the package's ``__init__``), parsed from its source."""
+    path = Path(__file__).parent / (f"{GROUPS[name]}/{name}.py" if name in GROUPS else f"{name}.py")
+    return ast.parse(path.read_text(encoding="utf-8"))
 
 
 def summary(name: str) -> str:
@@ -53,8 +63,10 @@ def declared_options(name: str) -> set[str]:
 
 def listing() -> str:
     width = max(map(len, BENCHMARKS))
-    lines = ["usage: python -m benchmarks [name ...] [--option value ...]", "", "benchmarks:"]
-    lines += [f"  {name:<{width}}  {summary(name)}" for name in BENCHMARKS]
+    lines = ["usage: python -m benchmarks [name ...] [--option value ...]"]
+    for group in dict.fromkeys(GROUPS.values()):
+        lines += ["", f"{group} (benchmarks/{group}/):"]
+        lines += [f"  {name:<{width}}  {summary(name)}" for name in BENCHMARKS if GROUPS[name] == group]
     lines += ["", "python -m benchmarks NAME --help shows NAME's options and their defaults.",
               "Without a name every benchmark runs at its default (paper) size, one after the other: several hours."]
     return "\n".join(lines)
@@ -97,7 +109,7 @@ def main(argv: list[str]) -> None:
               f"(python -m benchmarks --help lists them, to run one).", flush=True)
     for name, own_options in routed(names or BENCHMARKS, options).items():
         print(f"== {name} ==")
-        importlib.import_module(f"benchmarks.{name}").main(own_options)
+        importlib.import_module(module_name(name)).main(own_options)
 
 
 if __name__ == "__main__":

@@ -29,11 +29,11 @@ from panel.io.resources import CDN_DIST
 import samplers
 import targets
 from engine.client import RunClient
-from engine.comparison import AXES
 from engine.config import MAX_CONFIG_BYTES, RunConfig
 from engine.export import run_record_json, trace_csv
 from engine.numbers import number
 from engine.presets import load_presets, preset_of
+from engine.snapshot import AXES
 from engine.statistics import LABELS, statistic_names
 from engine.stored_runs import config_from_stored_run, is_stored_run
 from engine.uploads import UPLOAD_HINTS, UPLOAD_TYPES, excerpt, format_bytes, parse_upload

@@ -25,11 +25,12 @@ from bokeh.plotting import figure
 
 from engine.client import RunClient
 from engine.comparison import SETTLED_RHAT
+from engine.numbers import number
 from engine.statistics import LABELS
 from sweeps.bake_off.race import BUDGET, BUDGETS, TUNING_SHARE, Race, RaceSettings, RaceSnapshot, RankedRow
 
 from .plain import plain
-from .views.conventions import fit_axis_label, fit_title, key, log_ticks, number
+from .views.conventions import fit_axis_label, fit_title, key, log_ticks
 
 STYLE = """
 <style>

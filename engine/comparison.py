@@ -46,15 +46,11 @@ from samplers.diagnostics.ess import autocorrelation_in_time, integrated_time, r
 
 from .buffer import TraceBuffer, chunk_of, trace_row
 from .numbers import number
-from .snapshot import BARELY_MOVES, ComparisonState
-from .statistics import folds_sign
+from .snapshot import AXES, BARELY_MOVES, ComparisonState
+from .statistics import folds
 
 #: Points of the grid on the shared axis that the autocorrelation is computed on.
 GRID_POINTS = 400
-#: The axes a comparison can share (``RunConfig.compare_axis``): the trace history's column and the axis's unit
-#: (views and controls name the axis by its unit in the plural).
-AXES = {"seconds": ("seconds", "compute second"), "steps": ("step", "step"),
-        "evaluations": ("n_evals", "target evaluation")}
 #: Largest split-R̂ over the second half of a trace at which its chains count as settled.
 SETTLED_RHAT = 1.05
 #: Decimals the verdict's sentences print split-R̂ with (and acceptance, in per cent).
@@ -101,12 +97,6 @@ class CompanionRun:
             rows.append(self._row())
         if rows:
             self.buffer.push(chunk_of(rows), self.sampler.states)
-
-
-def folds(names: tuple[str, str], statistic: str) -> bool:
-    """Whether the two samplers ``names`` are compared on the statistic's absolute value: when either one's traces
-    show it so (``statistics.folds_sign``, |m| for a cluster sampler), both are, so that they compare one quantity."""
-    return any(folds_sign(name, statistic) for name in names)
 
 
 def compared_values(history: dict, statistic: str, fold: bool) -> np.ndarray:

@@ -37,15 +37,13 @@ from .images import as_image
 from .move_replay import MoveReplay
 from .numbers import number
 from .opad_tracker import OpadTracker, tracking_problem
-from .snapshot import (AdaptationState, BvsInfo, DagInfo, Display, LearningState, RunInfo, Snapshot, Status,
-                       TemperingState, TuningState)
+from .snapshot import (ESS_DEFINITIONS, LOG_T, AdaptationState, BvsInfo, DagInfo, Display, LearningState, RunInfo,
+                       Snapshot, Status, TemperingState, TuningState)
 from .statistics import available_statistics
 
 #: Longest chunk of steps between two looks at the worker's commands (seconds), and most steps in it.
 CHUNK_SECONDS = 0.02
 CHUNK_STEPS = 256
-#: log t grid on which a sampler's balancing function g is sent to the balancing view.
-LOG_T = np.linspace(np.log(1e-3), np.log(1e3), 241)
 #: Least time between two refreshes of the slower parts of a snapshot (seconds).
 DIAGNOSTICS_SECONDS = 1.0
 LEARNING_SECONDS = 0.5
@@ -57,10 +55,6 @@ INSPECTION_SECONDS = 0.5
 #: Most of a running worker's CPU time its snapshots may take (the parts above are skipped past it; the status and
 #: new trace points are always sent).
 DISPLAY_SHARE = 0.1
-
-
-#: The three definitions of ESS the diagnostics table puts side by side.
-ESS_DEFINITIONS = ("ESS", "ESS per chain, DISCS (2nd half)", "ESS per chain, LSB code (lags ≤ 500)")
 
 
 def _rates(value: float, steps: int, evals: int, seconds: float) -> dict:

@@ -18,11 +18,32 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from samplers.diagnostics.inspection import ProposalInspection
+from samplers.lsb.balancing import BALANCING, FORMULAS
+from samplers.opad.store import KINDS
 from targets.base import ImageAxes
 
 from .capabilities import Capabilities
-from .images import as_image, cell_centres
+from .images import as_image, cell_centres, grid_shape, in_slice, site_name, step_labels
+from .move_replay import MoveReplay
+from .numbers import exp_number, number, wide_number
 from .opad_tracker import OpadSnapshot
+from .statistics import LABELS, folds, folds_sign
+
+#: The module's surface: the snapshots, and what the views read besides them (re-exported: a view imports nothing
+#: of the library but this module, ``tests/test_layout.py``).
+__all__ = ["BvsInfo", "DagInfo", "RunInfo", "Display", "Status", "LearningState", "AdaptationState", "TuningState",
+           "TemperingState", "ComparisonState", "Snapshot", "BARELY_MOVES", "BARELY_MOVES_AFTER", "LOG_T",
+           "ESS_DEFINITIONS", "AXES", "BALANCING", "FORMULAS", "KINDS", "ImageAxes", "ProposalInspection",
+           "OpadSnapshot", "Capabilities", "grid_shape", "in_slice", "site_name", "step_labels", "MoveReplay",
+           "exp_number", "number", "wide_number", "LABELS", "folds", "folds_sign"]
+#: log t grid on which a sampler's balancing function g is sent to the balancing view.
+LOG_T = np.linspace(np.log(1e-3), np.log(1e3), 241)
+#: The three definitions of ESS the diagnostics table puts side by side.
+ESS_DEFINITIONS = ("ESS", "ESS per chain, DISCS (2nd half)", "ESS per chain, LSB code (lags ≤ 500)")
+#: The axes a comparison can share (``RunConfig.compare_axis``): the trace history's column and the axis's unit
+#: (views and controls name the axis by its unit in the plural).
+AXES = {"seconds": ("seconds", "compute second"), "steps": ("step", "step"),
+        "evaluations": ("n_evals", "target evaluation")}
 
 #: Acceptance under which a chain barely moves: its trace is nearly flat, and its ESS and autocorrelation mislead.
 BARELY_MOVES = 0.01

@@ -59,3 +59,9 @@ def statistic_names(target: Target | type[Target]) -> list[str]:
 def folds_sign(sampler: str, statistic: str) -> bool:
     """Whether ``sampler``'s ``statistic`` is read as its absolute value: the magnetisation of a cluster sampler."""
     return statistic == "magnetisation" and sampler in CLUSTER_SAMPLERS
+
+
+def folds(names: tuple[str, str], statistic: str) -> bool:
+    """Whether the two samplers ``names`` are compared on the statistic's absolute value: when either one's traces
+    show it so (``folds_sign``, |m| for a cluster sampler), both are, so that they compare one quantity."""
+    return any(folds_sign(name, statistic) for name in names)

@@ -24,7 +24,7 @@ a different target, available here as ``field="authors"`` with
 * each of their chains draws its own α, so their "mean over chains" averages
   30 different posteriors. A target here is one distribution: build one per
   chain (``seed`` = the chain's) to reproduce that, as
-  ``benchmarks.paper_claims`` does for the fixed-function samplers.
+  ``benchmarks.claims.paper_claims`` does for the fixed-function samplers.
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import benchmarks.lsb_runs as lsb_runs
-from benchmarks import arguments, lsb_markov, lsb_rbm, lsb_segmentation
+import benchmarks.papers.lsb_runs as lsb_runs
+from benchmarks import arguments
+from benchmarks.papers import lsb_markov, lsb_rbm, lsb_segmentation
 from samplers.diagnostics.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 
 
@@ -68,7 +69,7 @@ def test_unknown_options_are_refused():
 
 
 def test_opad_ising_prints_kl_tables(capsys, tmp_path):
-    from benchmarks import opad_ising
+    from benchmarks.papers import opad_ising
 
     opad_ising.main(["--steps", "30", "--chains", "2", "--workers", "0", "--results", str(tmp_path)])
     out = capsys.readouterr().out
@@ -76,7 +77,7 @@ def test_opad_ising_prints_kl_tables(capsys, tmp_path):
 
 
 def test_opad_dag_prints_kl_and_cost_tables(capsys, tmp_path):
-    from benchmarks import opad_dag
+    from benchmarks.papers import opad_dag
 
     opad_dag.main(["--steps", "20", "--chains", "2", "--degrees", "2", "--workers", "2", "--results", str(tmp_path)])
     out = capsys.readouterr().out
@@ -86,7 +87,7 @@ def test_opad_dag_prints_kl_and_cost_tables(capsys, tmp_path):
 def test_an_opad_run_holds_every_chains_exact_kl_at_the_checkpoints():
     import numpy as np
 
-    from benchmarks.opad_runs import CHECKPOINTS, Curves, opad_run
+    from benchmarks.papers.opad_runs import CHECKPOINTS, Curves, opad_run
     from sweeps import perform
     from sweeps.perform import checkpoints
 
@@ -97,7 +98,7 @@ def test_an_opad_run_holds_every_chains_exact_kl_at_the_checkpoints():
 
 
 def test_intracluster_paper_prints_mixing_and_acf_tables_per_target(tmp_path, capsys):
-    from benchmarks import intracluster_paper
+    from benchmarks.papers import intracluster_paper
 
     # A fixed amount of work (60 moves of the paper's IM per trial, the others for the time those took), not a
     # time budget: what is printed must not depend on the machine's speed or load.
@@ -132,7 +133,7 @@ def test_intracluster_paper_prints_mixing_and_acf_tables_per_target(tmp_path, ca
 def test_intracluster_paper_fixes_the_reference_moves_and_gives_the_others_its_time():
     import numpy as np
 
-    from benchmarks import intracluster_paper as paper
+    from benchmarks.papers import intracluster_paper as paper
 
     exp = paper.experiments(0.02)[0]
     traces, window = paper.run_trial(exp, seed=3, seconds=np.inf, moves=20)
@@ -150,7 +151,7 @@ def test_intracluster_paper_fixes_the_reference_moves_and_gives_the_others_its_t
 
 
 def test_intracluster_cost_prints_timings_and_the_tree_scaling(capsys):
-    from benchmarks import intracluster_cost
+    from benchmarks.costs import intracluster_cost
 
     # A fixed number of moves per timed run, not a time budget: the rows must not depend on the machine's speed.
     intracluster_cost.main(["--small", "8", "--large", "16", "--k", "4", "--gabor-scale", "0.02", "--moves", "3",
@@ -165,7 +166,7 @@ def test_intracluster_cost_prints_timings_and_the_tree_scaling(capsys):
 
 
 def test_lsb_reference_times_the_authors_code_when_present(tmp_path, monkeypatch):
-    from benchmarks import lsb_reference
+    from benchmarks.papers import lsb_reference
 
     assert isinstance(lsb_reference.available(), bool)
     with pytest.raises(ValueError):
@@ -181,7 +182,8 @@ def test_lsb_reference_times_the_authors_code_when_present(tmp_path, monkeypatch
 
 
 def test_kernels_vs_reference_prints_our_side_and_skips_a_missing_reference(tmp_path, monkeypatch, capsys):
-    from benchmarks import kernels_vs_reference, lsb_reference
+    from benchmarks.costs import kernels_vs_reference
+    from benchmarks.papers import lsb_reference
 
     monkeypatch.setattr(lsb_reference, "REFERENCE_DIR", tmp_path / "absent")
     kernels_vs_reference.main(["--steps", "3", "--reference-steps", "1", "--repeats", "1"])
@@ -210,7 +212,7 @@ def test_interleaved_timing_gives_each_sampler_its_own_warm_up_and_repeats():
 
 
 def test_discs_ising_prints_both_findings_with_verdicts(capsys, tmp_path):
-    from benchmarks import discs_ising
+    from benchmarks.papers import discs_ising
 
     discs_ising.main(["--size", "6", "--steps", "400", "--chains", "4", "--sizes", "4,6", "--samplers",
                       "locally_balanced,pas", "--workers", "2", "--results", str(tmp_path)])
@@ -251,10 +253,10 @@ def test_help_lists_every_benchmark_with_one_line(capsys):
 def test_every_benchmark_option_has_a_description_and_a_default(name, capsys):
     import importlib
 
-    from benchmarks.__main__ import declared_options
+    from benchmarks.__main__ import declared_options, module_name
 
     with pytest.raises(SystemExit):
-        importlib.import_module(f"benchmarks.{name}").main(["--help"])
+        importlib.import_module(module_name(name)).main(["--help"])
     out = " ".join(capsys.readouterr().out.split())
     headers = {option: f"{option} {option[2:].upper().replace('-', '_')} " for option in declared_options(name)}
     for option, header in headers.items():
@@ -276,7 +278,7 @@ def test_options_go_only_to_the_benchmarks_that_declare_them():
 
 
 def test_sweep_scaling_prints_the_speed_up_and_the_overhead_per_run(capsys):
-    from benchmarks import sweep_scaling
+    from benchmarks.costs import sweep_scaling
 
     sweep_scaling.main(["--runs", "2", "--run-seconds", "0.05"])
     out = capsys.readouterr().out
@@ -284,7 +286,7 @@ def test_sweep_scaling_prints_the_speed_up_and_the_overhead_per_run(capsys):
 
 
 def test_the_classroom_ratio_on_the_cpu_left_by_the_clients_scales_headless_by_that_cpu(monkeypatch):
-    from benchmarks import classroom
+    from benchmarks.serving import classroom
     monkeypatch.setattr(classroom.os, "cpu_count", lambda: 2)
     result = {"n": 2, "pages": 1, "served": {"page 0": 300.0, "light 1": 100.0}, "headless": [600.0, 400.0],
               "headless_cpu": 200.0,

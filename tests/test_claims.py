@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import targets
-from benchmarks import paper_claims
-from benchmarks.claims import NO_AUTHORS_CODE, RECORD_COMMAND, Claim, Evidence, source_digest
-from benchmarks.claims_intracluster import exact_acceptance, measured_acceptance, stationary_states
+from benchmarks.claims import paper_claims
+from benchmarks.claims.claim import NO_AUTHORS_CODE, RECORD_COMMAND, Claim, Evidence, source_digest
+from benchmarks.claims.intracluster import exact_acceptance, measured_acceptance, stationary_states
 from samplers.diagnostics.convergence import interval
 from samplers.diagnostics.verdicts import (INCONCLUSIVE, MIN_SEEDS, NOT_REPRODUCED, REPRODUCED, VERDICTS, WEAKER,
                                            Always, Much, NotWorse, Ratio, RatioEvidence, Similar, censored,
@@ -207,7 +207,7 @@ def _recorded() -> dict:
 
 def test_the_recorded_audit_was_measured_on_the_code_as_it_is():
     assert _recorded()["digest"] == source_digest(), (
-        f"samplers/, targets/ or benchmarks/*claims* changed since the claims were recorded: run `{RECORD_COMMAND}`")
+        f"samplers/, targets/, benchmarks/claims/ or benchmarks/papers/ changed since the claims were recorded: run `{RECORD_COMMAND}`")
 
 
 def test_the_source_digest_changes_with_a_measured_source(tmp_path):

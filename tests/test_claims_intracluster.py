@@ -1,4 +1,4 @@
-"""The intracluster-moves paper's audit (``benchmarks.claims_intracluster``): its criteria on synthetic stored trials
+"""The intracluster-moves paper's audit (``benchmarks.claims.intracluster``): its criteria on synthetic stored trials
 (a chain that never moves is censored at the window, never dropped; a failed trial makes the row inconclusive, never
 a crash), its quotes held to the paper's words, its replays to the presets."""
 
@@ -8,11 +8,10 @@ import re
 from types import SimpleNamespace
 
 import numpy as np
-import pytest
 
-from benchmarks import claims_intracluster as audit
-from benchmarks.claims import NO_AUTHORS_CODE
-from benchmarks.intracluster_paper import Trace, Trial, summarise
+from benchmarks.claims import intracluster as audit
+from benchmarks.claims.claim import NO_AUTHORS_CODE
+from benchmarks.papers.intracluster_paper import Trace, Trial, summarise
 from samplers.diagnostics.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, ratio_evidence
 
 from .stored import DictStore

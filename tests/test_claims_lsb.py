@@ -1,4 +1,4 @@
-"""The LSB §5.1 claims' logic (benchmarks.claims_lsb) on synthetic runs: censoring, baselines, the authors' column
+"""The LSB §5.1 claims' logic (benchmarks.claims.lsb) on synthetic runs: censoring, baselines, the authors' column
 capping the verdict, "always", "weakest over cases", the conversion of the authors' iterations, and the record's
 quotes and presets."""
 
@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from benchmarks import claims_lsb as c
-from benchmarks import lsb_reference
-from benchmarks.claims import NO_AUTHORS_CODE
+from benchmarks.claims import lsb as c
+from benchmarks.claims.claim import NO_AUTHORS_CODE
+from benchmarks.papers import lsb_reference
 from samplers.diagnostics.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Ratio
 from sweeps import ResultStore
 

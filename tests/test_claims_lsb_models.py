@@ -1,4 +1,4 @@
-"""The claim logic of ``benchmarks.claims_lsb_models`` on synthetic runs (and two tiny real ones)."""
+"""The claim logic of ``benchmarks.claims.lsb_models`` on synthetic runs (and two tiny real ones)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import argparse
 import numpy as np
 import pytest
 
-from benchmarks import claims_lsb_models as models
-from benchmarks.claims_lsb_models import Comparison, RbmEvidence, Trace
+from benchmarks.claims import lsb_models as models
+from benchmarks.claims.lsb_models import Comparison, RbmEvidence, Trace
 from samplers.diagnostics.convergence import Reference
 from samplers.diagnostics.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Much, Ratio, ratio_evidence
 

@@ -8,8 +8,8 @@ import re
 
 import numpy as np
 
-from benchmarks import claims_opad
-from benchmarks.claims_opad import PANELS, ExtraEvaluations, audit_runs, claims, cost_runs, half_decades, judged_steps
+from benchmarks.claims import opad as claims_opad
+from benchmarks.claims.opad import PANELS, ExtraEvaluations, audit_runs, claims, cost_runs, half_decades, judged_steps
 from engine.config import RunConfig
 from samplers.diagnostics.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, WEAKER
 from samplers.opad.store import ParticleStore

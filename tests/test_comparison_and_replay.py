@@ -22,13 +22,14 @@ from dashboard.views.inspector import describe
 from dashboard.views.lattice import LatticeView
 from engine.buffer import Chunk, TraceBuffer
 from engine.client import RunClient
-from engine.comparison import SETTLED_RHAT, compare, compared_values, folds, unreadable
+from engine.comparison import SETTLED_RHAT, compare, compared_values, unreadable
 from engine.config import RunConfig
 from engine.engine import Engine
 from engine.move_replay import MoveReplay
 from engine.numbers import exp_number, number, wide_number
 from engine.session import RunSession
 from engine.snapshot import BARELY_MOVES, Display
+from engine.statistics import folds
 from samplers.diagnostics.inspection import ProposalInspection
 from tests.explorer_driver import TIMEOUT, applied, built, card, make_explorer, settle, view
 

@@ -584,9 +584,9 @@ def test_a_frozen_learning_run_keeps_its_target_exact():
     session = RunSession(small_config(sampler="lsb", sampler_params={"parametrization": "lsb2", "burn_in": 1000}),
                          run=1, request=1, max_particles=100_000)
     advance(session, 12)
-    assert session.sampler.learning
+    assert session.sampler.adapting
     session.freeze()
-    assert not session.sampler.learning and session.sampler.frozen_at == 12
+    assert not session.sampler.adapting and session.sampler.frozen_at == 12
     frozen_curve = session.sampler.log_g(np.linspace(-3, 3, 7))
     advance(session, 20)
     np.testing.assert_array_equal(session.sampler.log_g(np.linspace(-3, 3, 7)), frozen_curve)

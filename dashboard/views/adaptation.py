@@ -14,8 +14,7 @@ import panel as pn
 from bokeh.models import ColumnDataSource, Span
 from bokeh.plotting import figure
 
-from engine.numbers import wide_number
-from engine.snapshot import AdaptationState, RunInfo, Snapshot
+from engine.snapshot import AdaptationState, RunInfo, Snapshot, wide_number
 
 from .balancing import thinned
 from .base import LiveView, plain, tuning_line

@@ -25,9 +25,7 @@ from bokeh.models import ColumnDataSource, Span
 from bokeh.palettes import Category10_4
 from bokeh.plotting import figure
 
-from engine.session import LOG_T
-from engine.snapshot import LearningState, RunInfo, Snapshot
-from samplers.lsb.balancing import BALANCING, FORMULAS
+from engine.snapshot import BALANCING, FORMULAS, LOG_T, LearningState, RunInfo, Snapshot
 
 from .base import LiveView, plain
 from .conventions import integer_ticks, legend_outside, log_ticks, number_ticks

@@ -19,9 +19,7 @@ import panel as pn
 from bokeh.models import ColumnDataSource
 from bokeh.plotting import figure
 
-from engine.comparison import AXES, folds
-from engine.snapshot import RunInfo, Snapshot
-from engine.statistics import LABELS
+from engine.snapshot import AXES, LABELS, RunInfo, Snapshot, folds
 
 from .base import LiveView, plain
 from .conventions import fit_axis_label, fit_title, legend_outside, number_ticks

@@ -21,8 +21,6 @@ import textwrap
 from bokeh.models import (BasicTicker, CDSView, ColumnDataSource, CustomJSFilter, CustomJSTickFormatter, Legend,
                           LogTicker)
 
-from engine.numbers import number  # noqa: F401  (the views' number formatter, which model code shares)
-
 #: Width of a character of a title or an axis label (px, bold 9–10 pt).
 CHAR_PIXELS = 8
 #: Characters of a title line: a plot on a 1000 px window may be 300 px wide.

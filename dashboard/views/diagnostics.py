@@ -7,19 +7,16 @@ import math
 import pandas as pd
 import panel as pn
 
-from engine.session import ESS_DEFINITIONS
-from engine.snapshot import RunInfo, Snapshot
-from engine.statistics import LABELS
+from engine.snapshot import ESS_DEFINITIONS, LABELS, RunInfo, Snapshot, number
 
 from .base import LiveView
-from .conventions import number
 
 #: Largest R̂ at which chains count as agreeing (Vehtari et al. 2021 recommend R̂ < 1.01).
 AGREED_RHAT = 1.01
 
 
 def _format(value, name: str = "") -> str:
-    """A table value as printed: R-hat to two decimals (9.00, not 9), other numbers by ``conventions.number``."""
+    """A table value as printed: R-hat to two decimals (9.00, not 9), other numbers by ``number``."""
     if isinstance(value, str):
         return value
     if isinstance(value, float) and math.isnan(value):

@@ -17,9 +17,7 @@ from bokeh.models import ColumnDataSource, FactorRange
 from bokeh.plotting import figure
 from bokeh.transform import dodge
 
-from engine.numbers import wide_number
-from engine.snapshot import RunInfo, Snapshot
-from samplers.opad.store import KINDS
+from engine.snapshot import KINDS, RunInfo, Snapshot, wide_number
 
 from .base import LiveView, plain
 from .conventions import legend_outside, number_ticks

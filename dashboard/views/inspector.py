@@ -32,10 +32,8 @@ import panel as pn
 from bokeh.models import ColorBar, ColumnDataSource
 from bokeh.plotting import figure
 
-from engine.images import grid_shape, in_slice, site_name, step_labels
-from engine.numbers import exp_number, number, wide_number
-from engine.snapshot import RunInfo, Snapshot
-from samplers.diagnostics.inspection import ProposalInspection
+from engine.snapshot import (ProposalInspection, RunInfo, Snapshot, exp_number, grid_shape, in_slice, number, site_name,
+                             step_labels, wide_number)
 
 from .base import LiveView
 from .lattice import STATE_COLOURS, WALK_COLOURS, ImagePanel, state_key

@@ -20,12 +20,10 @@ import panel as pn
 from bokeh.models import ColumnDataSource
 from bokeh.plotting import figure
 
-from engine.opad_tracker import OpadSnapshot
-from engine.snapshot import RunInfo, Snapshot
-from samplers.opad.store import KINDS
+from engine.snapshot import KINDS, OpadSnapshot, RunInfo, Snapshot, number
 
 from .base import LiveView, plain
-from .conventions import legend_outside, log_ticks, number
+from .conventions import legend_outside, log_ticks
 
 FLOOR = 1e-10
 COLORS = {"mcmc": "#d62728", "opad": "#1f77b4", "opad_plus": "#2ca02c"}

@@ -31,11 +31,7 @@ import panel as pn
 from bokeh.models import ColorBar, ColumnDataSource, FixedTicker, LinearColorMapper
 from bokeh.plotting import figure
 
-from engine.images import grid_shape
-from engine.move_replay import MoveReplay
-from engine.numbers import number
-from engine.snapshot import RunInfo, Snapshot
-from targets.base import ImageAxes
+from engine.snapshot import ImageAxes, MoveReplay, RunInfo, Snapshot, grid_shape, number
 
 from .base import LiveView
 

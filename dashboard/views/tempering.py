@@ -15,8 +15,7 @@ import panel as pn
 from bokeh.models import ColumnDataSource, Range1d
 from bokeh.plotting import figure
 
-from engine.numbers import number
-from engine.snapshot import RunInfo, Snapshot, TemperingState
+from engine.snapshot import RunInfo, Snapshot, TemperingState, number
 
 from .base import LiveView
 from .conventions import fit_axis_label, number_ticks

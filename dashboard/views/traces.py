@@ -21,8 +21,7 @@ from bokeh.models import ColumnDataSource, DataRange1d
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
-from engine.snapshot import RunInfo, Snapshot
-from engine.statistics import LABELS, folds_sign
+from engine.snapshot import LABELS, RunInfo, Snapshot, folds_sign
 
 from .base import LiveView, plain
 from .conventions import CHAIN_ALPHA

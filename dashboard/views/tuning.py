@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import panel as pn
 
-from engine.snapshot import RunInfo, Snapshot, TuningState
+from engine.snapshot import RunInfo, Snapshot, TuningState, number
 
 from .base import LiveView, tuning_line
-from .conventions import number
 
 NAMES = {"step_size": "step size", "path_length": "path length L"}
 #: Parameters the sampler uses rounded to a whole number (``PathAuxiliary._length``).

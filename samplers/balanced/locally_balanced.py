@@ -1,7 +1,7 @@
 """Locally balanced single-flip proposals (Zanella 2020) and Gibbs-with-Gradients (Grathwohl et al. 2021).
 
-With t_j(x) = p̃(x^(j))/p̃(x) the ratio of flipping bit j and g a balancing
-function, the proposal is (LSB paper, Eq. 2)
+With t_j(x) = p̃(x^(j))/p̃(x) the ratio of flipping bit j and g > 0 (a balancing
+function, g(t) = t·g(1/t), in Zanella's construction), the proposal is (LSB paper, Eq. 2)
 
     Q(x^(j) | x) = g(t_j(x)) / Z(x),     Z(x) = Σ_k g(t_k(x)),
 
@@ -9,10 +9,9 @@ accepted with the Metropolis–Hastings probability (LSB paper, the text after E
 
     α = min{1, t_j(x) · Q(x | x^(j)) / Q(x^(j) | x)}.
 
-For a balancing g (g(t) = t·g(1/t)) this is min{1, Z(x)/Z(x^(j))} (LSB paper
-§2, "Acceptance rate"); the general form is always evaluated, so a g that is
-not balancing (or a learned g part-way through training) still gives an exact
-chain.
+For a balancing g this is min{1, Z(x)/Z(x^(j))} (LSB paper §2, "Acceptance
+rate"); the general form is always evaluated, so a g that is not balancing (or
+a learned g part-way through training) still gives an exact chain.
 
 ``LocallyBalanced`` uses the exact ratios t_j. ``GibbsWithGradients`` replaces
 them in the proposal by the first-order Taylor estimate

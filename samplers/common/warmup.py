@@ -22,9 +22,9 @@ import time
 import numpy as np
 
 import targets
-from samplers import make
 from samplers.opad.particle_index import ParticleIndex
 from samplers.opad.store import ParticleStore
+from samplers.registry import SAMPLERS
 
 _READY = False
 
@@ -68,7 +68,7 @@ def warm_up() -> float:
         for name, params in WARM_SAMPLERS:
             if name in PAIRWISE_ONLY and target.flip_tables is None:
                 continue
-            sampler = make(name, target, n_chains=2, seed=0, **params)
+            sampler = SAMPLERS.cls(name)(target, n_chains=2, seed=0, **params)
             store = ParticleStore(target)  # the particle store's kernels, as OPAD tracking runs them
             store.update(sampler.step(record=True))
             store.flush()

@@ -25,7 +25,7 @@ Objective (§3.2). θ minimises the mutual information between consecutive state
 
     I_θ = KL{p(x)T_θ(x'|x) ‖ p(x)p(x')}   (Eq. 3),
 
-through the upper bound I_θ ≤ L_θ/Γ + log Γ/Γ, any η > 0, of Theorem 3.3 (b) (Eq. 5):
+through the upper bound I_θ ≤ L_θ/Γ + log Γ/Γ (any η > 0) of Theorem 3.3, case (b) (Eq. 5):
 
     L_θ = E_{x~Q₁, x'~Q₂}[ p̃(x)Q_θ(x'|x)/(Q₁(x)Q₂(x')) · A_θ(x',x) · log(A_θ(x',x)Q_θ(x'|x)/p̃(x')) ]
         + E_{x~Q₁}[ M(x)/Q₁(x) · (η M(x) − p̃(x)(log η + 1)) ],
@@ -39,7 +39,7 @@ up to constants but needs O(d²) evaluations per estimate.
 Algorithms. LSB (Algorithm 1): for K burn-in steps, on N chains, draw x ~ Q₁ and
 x' ~ Q₂, estimate L̂_θ, set θ ← θ − (γ/N)∇_θ L̂_θ, update η, accept or reject,
 θ₀ ← θ (γ = 1e-2, π = 1e-8). FLSB (Algorithm 2) proposes from the first-order
-Taylor estimate of the flip log-ratios (§3.3), with f = log p̃,
+Taylor estimate of the flip log-ratios (§3.3), with f = log p̃ and x_{−i} = x with bit i flipped,
 
     log t_i ≈ ∇f(x)ᵀ(x_{−i} − x) = (1 − 2x_i)·∂f/∂x_i,
 

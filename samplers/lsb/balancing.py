@@ -61,8 +61,8 @@ apply ``log_g_scalar`` elementwise for numpy callers.
 Cost: a learning step needs log g_θ at every flip ratio of every chain (27,000
 values for 30 chains on a 30×30 lattice); tabulating costs one network pass
 over the 513 knots per learning step, whatever the number of chains and sites.
-Both compiled kernels are inlined into their callers, since a call per ratio
-would cost more than the arithmetic.
+``log_g_scalar`` and ``add_log_g_gradient`` are inlined into their callers,
+since a call per ratio would cost more than the arithmetic.
 """
 
 from __future__ import annotations

@@ -124,11 +124,6 @@ class _SelfBalancing(Adaptive, param.Parameterized):
             self.learner = BalancingLearner(function, self.optimizer, self.learning_rate)
         self._start_adaptation(self.learner is not None)
 
-    @property
-    def learning(self) -> bool:
-        """Alias of ``adapting``, still read by ``engine.session``; to go once that reads ``adapting``."""
-        return self.adapting
-
     def log_g(self, log_t):
         """log g(t) of the current (learned, possibly still learning) balancing function."""
         if self.learner is None:

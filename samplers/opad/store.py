@@ -24,7 +24,7 @@ steps: each chain's state is looked up, a repeated state (a rejected move)
 extends the chain's run, counted once when the run ends, and each rejected
 proposal is keyed from the state and the sites it changes (about a third
 of a Metropolis step of 20 chains on the 15-spin chain of the OPAD paper's
-Fig. 1: ``benchmarks.opad_ising``). The exact KL(P‖π) of all three is
+Fig. 1: ``benchmarks.papers.opad_ising``). The exact KL(P‖π) of all three is
 maintained incrementally for enumerable targets: with n samples and counts c,
 
     KL(MCMC) = (1/n) Σ c log c − log n − (1/n) Σ c log p̃ + log Z,

@@ -37,7 +37,7 @@ from engine.engine import Engine, ServerBusy, end_process
 from engine.forkserver import start_forkserver
 from engine.uploads import format_bytes
 from engine.worker import describe, limit_memory, sample_at_low_priority
-from sweeps import bakeoff
+from sweeps.bake_off import bakeoff
 from sweeps.bake_off.summary import RANKED_BY
 from sweeps.bake_off.task import TUNING_SHARE, variants
 

@@ -6,7 +6,7 @@ equilibrium reference, how the efficiency tuning changed each tuned sampler's
 ESS rate against the acceptance (DISCS) tuning, every frozen kernel (the first seed's,
 JSON: ``samplers.make(sampler, target, **kernel)`` replays it; every seed's is
 stored with its run), and the samplers skipped with why. The page
-(``figures``, written by ``save`` as ``benchmarks.lsb_runs.save`` does) draws
+(``figures``, written by ``save`` as ``benchmarks.papers.lsb_runs.save`` does) draws
 ESS per evaluation and per CPU second with their intervals, the chains' mean
 statistic against the axis (the first seed, the reference as a line), and the tuning
 curves: ESJD per unit of the axis against the tuned value relative to the

@@ -17,9 +17,9 @@ Run:  python -m benchmarks opad_bvs [--steps 10000 --chains 20]
 
 from __future__ import annotations
 
-from . import OPAD_HELPS, SWEEP_DEFAULTS, SWEEP_HELPS, arguments
-from .opad_ising import sampler_set
-from .opad_runs import cost_table, opad_run, stored, sweep_curves, table
+from benchmarks import OPAD_HELPS, SWEEP_DEFAULTS, SWEEP_HELPS, arguments
+from benchmarks.papers.opad_ising import sampler_set
+from benchmarks.papers.opad_runs import cost_table, opad_run, stored, sweep_curves, table
 
 DATASETS = {
     "synthetic (m = 20, n = 200)": {"dataset": "synthetic", "n_predictors": 20, "n_samples": 200, "seed": 0},

@@ -52,7 +52,7 @@ their LSB2 constructor's 5,000-step fit to √t, 32 ms a burn-in iteration of th
 sampling iteration) and ours about 3 (37 s a seed, the long reference runs included).
 
 The paper's math, garbled in the text file (e.g. "t𝑡\\sqrt{t}"), is quoted in its symbols (√t, max{1,t}).
-Our runs and the authors' (``AuthorsRun``: their ``runner.py``, ``benchmarks.lsb_reference.runner``) are tasks
+Our runs and the authors' (``AuthorsRun``: their ``runner.py``, ``benchmarks.papers.lsb_reference.runner``) are tasks
 of the audit's sweep (``audit_runs``), run on Dask and stored; the claims are read back from the store.
 """
 
@@ -66,17 +66,16 @@ from dataclasses import dataclass, field
 import holoviews as hv
 import numpy as np
 
+import benchmarks.papers.lsb_reference as lsb_reference
+from benchmarks.claims.claim import NO_AUTHORS_CODE, Claim, Evidence
+from benchmarks.papers.lsb_runs import mixing_run
+from benchmarks.papers.lsb_runs import reference as stored_reference
+from benchmarks.papers.lsb_runs import reference_run
 from samplers.diagnostics.convergence import excess_area, first_hit, thinned_run_reference
 from samplers.diagnostics.ess import ess_per_chain, lsb_authors_ess
 from samplers.diagnostics.verdicts import (INCONCLUSIVE, Always, Criterion, Much, Ratio, RatioEvidence, censored,
                                            censored_ratios, paired_ratios, ratio_evidence, weakest)
 from sweeps import RunSpec, Task
-
-from . import lsb_reference
-from .claims import NO_AUTHORS_CODE, Claim, Evidence
-from .lsb_runs import mixing_run
-from .lsb_runs import reference as stored_reference
-from .lsb_runs import reference_run
 
 SIZE = 30
 #: Convergence axes (the paper plots the first).

@@ -18,8 +18,8 @@ Run:  python -m benchmarks opad_ising [--steps 10000 --chains 20 --samplers metr
 
 from __future__ import annotations
 
-from . import OPAD_HELPS, SWEEP_DEFAULTS, SWEEP_HELPS, arguments
-from .opad_runs import cost_table, opad_run, stored, sweep_curves, table
+from benchmarks import OPAD_HELPS, SWEEP_DEFAULTS, SWEEP_HELPS, arguments
+from benchmarks.papers.opad_runs import cost_table, opad_run, stored, sweep_curves, table
 
 #: The paper's 1-D Ising chain.
 ISING = {"m": 15, "beta": 0.5, "J": 1.0, "h": 0.1, "mu": 1.0}

@@ -26,11 +26,10 @@ from __future__ import annotations
 import numpy as np
 
 import targets
+from benchmarks import LSB_HELPS, SWEEP_DEFAULTS, SWEEP_HELPS, arguments
+from benchmarks.papers.lsb_runs import MIXING_COLUMNS, Case, Report, mixing_runs, run_cases, stored_rows
 from engine.statistics import available_statistics
 from samplers.diagnostics.convergence import exact_samples_reference
-
-from . import LSB_HELPS, SWEEP_DEFAULTS, SWEEP_HELPS, arguments
-from .lsb_runs import MIXING_COLUMNS, Case, Report, mixing_runs, run_cases, stored_rows
 
 SAMPLERS = {
     "GWG": ("gwg", {}),

@@ -40,13 +40,12 @@ import json
 import numpy as np
 
 import samplers
+from benchmarks import SWEEP_DEFAULTS, SWEEP_HELPS, arguments, sweep_store
 from engine.config import RunConfig
 from samplers.diagnostics.convergence import Interval, interval
 from samplers.diagnostics.ess import discs_ess
 from samplers.diagnostics.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, weakest
 from sweeps import RunSpec
-
-from . import SWEEP_DEFAULTS, SWEEP_HELPS, arguments, sweep_store
 
 BETA_CRITICAL = float(np.log(1 + np.sqrt(2)) / 2)
 #: β on either side of β_c for finding 1.

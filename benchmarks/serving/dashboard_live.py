@@ -37,14 +37,13 @@ import numpy as np
 import panel as pn
 from playwright.sync_api import sync_playwright
 
+from benchmarks import arguments
 from dashboard import create_app
 from dashboard.controls import CONFIG_FILES
 from engine.client import RunClient
 from engine.config import MAX_CONFIG_BYTES, RunConfig
 from engine.engine import Engine
 from engine.presets import load_presets
-
-from . import arguments
 
 CONFIG = dict(target="ising_segmentation", target_params={"size": 30, "lam": 1.0, "mu": 1.0, "sigma": 3.0},
               sampler="locally_balanced", sampler_params={"balancing": "barker"}, n_chains=30, seed=0,

@@ -30,9 +30,8 @@ from __future__ import annotations
 import numpy as np
 
 import targets
+from benchmarks import SWEEP_DEFAULTS, SWEEP_HELPS, arguments
 from sweeps import bakeoff
-
-from . import SWEEP_DEFAULTS, SWEEP_HELPS, arguments
 
 #: The shipped Markov network the benchmark reads as a file.
 NETWORK = "grid10x10_pairwise_random_triplets"

@@ -51,7 +51,7 @@ disagree (split-R̂ ≥ 1.01) no convergence is measured and the verdict is
 inconclusive. The authors published no code for these networks.
 
 Our runs are runs of the audit's sweep (``audit_runs``, with the authors' RBM
-runs as ``AuthorsRbmRun`` tasks; ``benchmarks.paper_claims`` runs it on Dask
+runs as ``AuthorsRbmRun`` tasks; ``benchmarks.claims.paper_claims`` runs it on Dask
 and stores it), read back here.
 """
 
@@ -70,19 +70,18 @@ from pathlib import Path
 import numpy as np
 
 import targets
+from benchmarks.claims.claim import NO_AUTHORS_CODE, Claim, Evidence
+from benchmarks.papers.lsb_markov import SAMPLERS as MARKOV_SAMPLERS
+from benchmarks.papers.lsb_rbm import SAMPLERS as RBM_SAMPLERS
+from benchmarks.papers.lsb_runs import mixing_run
+from benchmarks.papers.lsb_runs import reference as stored_reference
+from benchmarks.papers.lsb_runs import reference_run
 from samplers.diagnostics.convergence import Reference, exact_samples_reference, first_hit
 from samplers.diagnostics.ess import ess
 from samplers.diagnostics.verdicts import (INCONCLUSIVE, VERDICTS, Much, NotWorse, Ratio, RatioEvidence, Similar,
                                            censored, censored_ratios, paired_ratios, ratio_evidence, weakest)
 from sweeps import RunSpec, Task, run_seed
 from targets.markov_network import shipped_networks
-
-from .claims import NO_AUTHORS_CODE, Claim, Evidence
-from .lsb_markov import SAMPLERS as MARKOV_SAMPLERS
-from .lsb_rbm import SAMPLERS as RBM_SAMPLERS
-from .lsb_runs import mixing_run
-from .lsb_runs import reference as stored_reference
-from .lsb_runs import reference_run
 
 RBM_CHAINS, MARKOV_CHAINS = 16, 5  # Appendix D's batch sizes
 #: Appendix D's burn-in for the UAI networks.
@@ -94,7 +93,7 @@ MARKOV = {**{label: MARKOV_SAMPLERS[label] for label in FIXED}, "LSB1": ("lsb", 
 #: Exact samples giving the RBM statistic's expectation (as ``lsb_rbm``).
 EXACT_SAMPLES = 2000
 #: The authors' RBM code and its samplers, by our labels (their ``rbm_sample.py`` names in ``temps``).
-AUTHORS_RBM_DIR = Path(__file__).resolve().parents[2] / "shared/reference/lsb/RBM"
+AUTHORS_RBM_DIR = Path(__file__).resolve().parents[3] / "shared/reference/lsb/RBM"
 AUTHORS_RBM = {"GWG": "gwg", "FLSB1": "lsb1", "FLSB2": "lsb2", "Gibbs-2": "bg-2", "HB-10-1": "hb-10-1"}
 #: Why the authors' script itself does not run here.
 AUTHORS_SCRIPT = ("their rbm_sample.py cannot run as published (it downloads MNIST through torchvision and imports "

@@ -18,7 +18,7 @@ Printed, with the goals of the compiled-kernels issue:
   both runs' acceptance and the cost per accepted move, and the same ratio
   with 1 and 4 chains, whose data fit the caches at 240×240 as well.
 
-The reference is read from ``benchmarks.lsb_reference.REFERENCE_DIR``; without
+The reference is read from ``benchmarks.papers.lsb_reference.REFERENCE_DIR``; without
 it the ratios are skipped and only our side is printed.
 
 Run:  python -m benchmarks kernels_vs_reference
@@ -30,9 +30,8 @@ import torch
 
 import samplers
 import targets
-
-from . import arguments, cpu_seconds_per_step, interleaved_cpu_seconds_per_step
-from .lsb_reference import SKIPPED, available, reference_seconds_per_step
+from benchmarks import arguments, cpu_seconds_per_step, interleaved_cpu_seconds_per_step
+from benchmarks.papers.lsb_reference import SKIPPED, available, reference_seconds_per_step
 
 N_CHAINS = 30
 #: Chain counts at which the 240×240 / 30×30 ratio is also printed: the chains' data grow with their number.

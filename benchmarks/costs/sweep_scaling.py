@@ -20,11 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import arguments
 from engine.config import RunConfig
 from sweeps import RunSpec, Sweep, perform, run_sweep
 from sweeps.runner import local_cluster
-
-from . import arguments
 
 BASE = {"target": "ising_lattice", "target_params": {"size": 32, "beta": 0.4}, "sampler": "metropolis",
         "n_chains": 16, "statistic": "magnetisation"}

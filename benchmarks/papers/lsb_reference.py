@@ -51,7 +51,7 @@ from types import ModuleType
 import numpy as np
 import torch
 
-REFERENCE_DIR: Path = Path(__file__).resolve().parents[2] / "shared/reference/lsb/2DIsing"
+REFERENCE_DIR: Path = Path(__file__).resolve().parents[3] / "shared/reference/lsb/2DIsing"
 SKIPPED: str = f"reference code not found at {REFERENCE_DIR}: comparison skipped"
 KINDS: tuple[str, ...] = ("sqrt", "barker", "min", "max",
                           "lsb1_learning", "lsb2_learning", "lsb1_frozen", "lsb2_frozen")

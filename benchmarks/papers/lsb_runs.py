@@ -32,13 +32,12 @@ import holoviews as hv
 import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh backend used by .opts and hv.save)
 import numpy as np
 
+from benchmarks import sweep_store
 from engine.config import RunConfig
 from samplers.diagnostics.convergence import Reference, first_hit, thinned_run_reference
 from samplers.diagnostics.ess import ess
 from samplers.lsb.balancing import FORMULAS
 from sweeps import RunSpec
-
-from . import sweep_store
 
 #: ``locally_balanced`` with each fixed balancing function, labelled by its formula.
 FIXED_FUNCTIONS = {formula.replace(" ", ""): ("locally_balanced", {"balancing": name})

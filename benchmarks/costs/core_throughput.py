@@ -21,8 +21,7 @@ import time
 
 import samplers
 import targets
-
-from . import arguments, cpu_seconds_per_step
+from benchmarks import arguments, cpu_seconds_per_step
 
 SETTINGS = [
     ("metropolis", {}),

@@ -107,10 +107,10 @@ from pathlib import Path
 
 import psutil
 
-from . import arguments
-from .dashboard_live import IMAGE_READY
+from benchmarks import arguments
+from benchmarks.serving.dashboard_live import IMAGE_READY
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-quic",
                  "--no-first-run", "--disable-component-update", "--disable-sync"]
 #: Presets whose estimated run is larger are left out of the classroom (bytes).

@@ -19,8 +19,7 @@ import time
 import numpy as np
 
 import targets
-
-from . import arguments
+from benchmarks import arguments
 
 
 def main(argv=None) -> None:

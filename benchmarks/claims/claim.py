@@ -1,4 +1,4 @@
-"""A paper's claim as audited by ``benchmarks.paper_claims``: its sentence, three columns of evidence, one verdict.
+"""A paper's claim as audited by ``benchmarks.claims.paper_claims``: its sentence, three columns of evidence, one verdict.
 
 Each claim quotes the paper's sentence (``quote``) with its location
 (``where``), names the axis that sentence speaks of (``axis``; the paper's
@@ -32,9 +32,11 @@ from pathlib import Path
 
 from samplers.diagnostics.verdicts import INCONCLUSIVE, VERDICTS, weakest
 
-ROOT = Path(__file__).resolve().parents[1]
-#: The sources whose results the record holds: the samplers, the targets and the audit itself.
-MEASURED_SOURCES = ("samplers/**/*.py", "targets/**/*.py", "benchmarks/*claims*.py")
+ROOT = Path(__file__).resolve().parents[2]
+#: The sources whose results the record holds: the samplers, the targets, the audit and the paper experiments it
+#: runs. The run plumbing the audit also goes through (``engine``'s configuration and session, ``sweeps``) is left
+#: out, so that work on the page does not stale the record; its own tests pin what it hands the samplers.
+MEASURED_SOURCES = ("samplers/**/*.py", "targets/**/*.py", "benchmarks/claims/*.py", "benchmarks/papers/*.py")
 #: Said in the authors' column of a claim whose paper published no code (nothing in ``../shared/reference``).
 NO_AUTHORS_CODE = "no code of the authors' in ../shared/reference"
 #: The command that re-records the audit the dashboard shows.

@@ -19,11 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from benchmarks import sweep_store
 from engine.config import RunConfig
 from samplers.opad.store import KINDS
 from sweeps import RunSpec
-
-from . import sweep_store
 
 #: KL checkpoints of each run (log-spaced from 10 to the last step).
 CHECKPOINTS = 7

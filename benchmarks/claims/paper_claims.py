@@ -1,6 +1,6 @@
 """Which of the papers' headline claims hold: each sentence quoted, judged on the axis it names, in three columns.
 
-For every claim audited (``benchmarks.claims.Claim``): the paper's sentence
+For every claim audited (``benchmarks.claims.claim.Claim``): the paper's sentence
 with its location, the axis it speaks of, the criterion (``samplers.diagnostics.verdicts``:
 one strict vocabulary over ≥ 5 independent seeds), the paper's number, the
 authors' own code run as published (where ``../shared/reference`` has it), our
@@ -12,15 +12,15 @@ commit and the digest of the measured sources: ``paper_claims.json``; with
 claims card shows and a test holds to the code: it fails when the sources'
 digest has changed since).
 
-* LSB (``benchmarks.claims_lsb``): Fig. 2 and Table 2 on the four
+* LSB (``benchmarks.claims.lsb``): Fig. 2 and Table 2 on the four
   segmentation cases, with the authors' code run beside ours; and
-  (``benchmarks.claims_lsb_models``) the RBM (Fig. 4), Appendix F and the
+  (``benchmarks.claims.lsb_models``) the RBM (Fig. 4), Appendix F and the
   Markov networks (Fig. 5, Table 3).
-* Intracluster moves (``benchmarks.claims_intracluster``): IM against Kawasaki
+* Intracluster moves (``benchmarks.claims.intracluster``): IM against Kawasaki
   at equal CPU time on Figs. 2–4, Metropolis's ensemble on Figs. 3–4, IM's ACF
   reaching 0 on Fig. 4 (the paper's sizes), and why the paper's settings
   accept almost nothing.
-* OPAD (``benchmarks.claims_opad``): Figs. 1–4, at every checkpoint the
+* OPAD (``benchmarks.claims.opad``): Figs. 1–4, at every checkpoint the
   paper plots.
 
 Each claim module offers ``audit_runs(args)`` (its runs, one sweep for all:
@@ -42,12 +42,14 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from benchmarks import SWEEP_DEFAULTS, SWEEP_HELPS, arguments, sweep_store
+from benchmarks.claims import intracluster as claims_intracluster
+from benchmarks.claims import lsb as claims_lsb
+from benchmarks.claims import lsb_models as claims_lsb_models
+from benchmarks.claims import opad as claims_opad
+from benchmarks.claims.claim import claim_section, source_digest, verdict_table
+from benchmarks.papers.lsb_runs import save
 from engine.presets import CLAIMS_RECORD
-
-from . import (SWEEP_DEFAULTS, SWEEP_HELPS, arguments, claims_intracluster, claims_lsb, claims_lsb_models, claims_opad,
-               sweep_store)
-from .claims import claim_section, source_digest, verdict_table
-from .lsb_runs import save
 
 #: The claim modules of each paper.
 PAPERS = {"lsb": (claims_lsb, claims_lsb_models), "intracluster": (claims_intracluster,), "opad": (claims_opad,)}
@@ -122,7 +124,7 @@ def main(argv=None) -> None:
 
 def _commit() -> str:
     """The project's git commit (with "+changes" when the tree differs from it), or "unknown"."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
                               check=True).stdout.strip()

@@ -7,7 +7,7 @@ Ising chain, 10⁴ iterations), 1(b) (the same, 10⁶), 2(a–b) (variable
 selection, synthetic data), 2(c–d) (the mouse data: the diabetes data stand in),
 3(a–c) and 4(a–c) (DAGs on 5 nodes, ER(5, 1), ER(5, 2), ER(5, 3); structure and
 partition MCMC) — each of ``--seeds`` independent seeds is a separate run
-(``benchmarks.opad_runs.opad_run``: its own random stream and, where the paper
+(``benchmarks.papers.opad_runs.opad_run``: its own random stream and, where the paper
 draws data, its own data set) of ``--opad-chains`` chains of the paper's
 reference MCMC, feeding a ``ParticleStore`` that reads the exact KL(P‖π) of each
 chain's MCMC, OPAD and OPAD+ approximations at every half decade of iterations
@@ -36,7 +36,7 @@ both: the claim holds in a seed when the difference is 0 on every sampler
 sampler's own step (``sweeps.perform``'s timers) are shown on the fair axis.
 
 No code of the authors' exists; every run is a run of the audit's sweep
-(``audit_runs``; ``benchmarks.paper_claims`` runs it on Dask and stores it).
+(``audit_runs``; ``benchmarks.claims.paper_claims`` runs it on Dask and stores it).
 """
 
 from __future__ import annotations
@@ -49,17 +49,16 @@ import holoviews as hv
 import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh backend used by .opts)
 import numpy as np
 
+from benchmarks.claims.claim import NO_AUTHORS_CODE, Claim, Evidence
+from benchmarks.papers.opad_dag import dag_params
+from benchmarks.papers.opad_ising import ISING
+from benchmarks.papers.opad_runs import Curves, opad_run
 from engine.config import RunConfig
 from samplers.common.warmup import kernels_ready, warm_up
 from samplers.diagnostics.verdicts import (INCONCLUSIVE, REPRODUCED, VERDICTS, Always, NotWorse, Ratio, RatioEvidence,
                                            paired_ratios, ratio_evidence, weakest)
 from samplers.opad.store import ParticleStore
 from sweeps import RunSpec, Task, run_seed
-
-from .claims import NO_AUTHORS_CODE, Claim, Evidence
-from .opad_dag import dag_params
-from .opad_ising import ISING
-from .opad_runs import Curves, opad_run
 
 PAPER = "OPAD"
 #: The reduction the paper claims at least ("from one-tenth to one-thousandth").

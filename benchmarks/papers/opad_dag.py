@@ -17,9 +17,8 @@ Run:  python -m benchmarks opad_dag [--steps 10000 --chains 20]
 from __future__ import annotations
 
 import targets
-
-from . import OPAD_HELPS, SWEEP_DEFAULTS, SWEEP_HELPS, arguments
-from .opad_runs import cost_table, opad_run, stored, sweep_curves, table
+from benchmarks import OPAD_HELPS, SWEEP_DEFAULTS, SWEEP_HELPS, arguments
+from benchmarks.papers.opad_runs import cost_table, opad_run, stored, sweep_curves, table
 
 #: Seed of each ER(5, d) data set: one whose graph has about its expected n·d/2 = 2.5, 5, 7.5 edges (it has 3, 5
 #: and 8), so the three posteriors differ as the paper's do (seed 0 gives ER(5, 1) and ER(5, 2) one same 1-edge graph).

@@ -16,7 +16,7 @@ the stored ones). Prints and writes (lsb_segmentation.{md,html} beside the sweep
 a table per case — evaluations to equilibrium ("—" where the reference's
 chains disagree, as on case 3, whose single-flip chains are metastable),
 post-burn-in ESS, ESS per 1,000 evaluations and per CPU second, mean ± std
-over seeds — and the burn-in traces. ``benchmarks.paper_claims`` audits the
+over seeds — and the burn-in traces. ``benchmarks.claims.paper_claims`` audits the
 paper's Fig. 2 claim on this task.
 
 Run:  python -m benchmarks lsb_segmentation [--seeds 5 --burn-in 2000 --steps 10000 --reference-steps 200000
@@ -25,8 +25,8 @@ Run:  python -m benchmarks lsb_segmentation [--seeds 5 --burn-in 2000 --steps 10
 
 from __future__ import annotations
 
-from . import LSB_HELPS, SWEEP_DEFAULTS, SWEEP_HELPS, arguments
-from .lsb_runs import FIXED_FUNCTIONS, Case, mixing_runs, reference_run, report_cases
+from benchmarks import LSB_HELPS, SWEEP_DEFAULTS, SWEEP_HELPS, arguments
+from benchmarks.papers.lsb_runs import FIXED_FUNCTIONS, Case, mixing_runs, reference_run, report_cases
 
 CASES = {
     "case 1 (independent, noisy)": dict(lam=0.0, mu=1.0, sigma=3.0),

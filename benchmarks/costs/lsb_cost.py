@@ -22,8 +22,7 @@ import time
 
 import samplers
 import targets
-
-from . import arguments
+from benchmarks import arguments
 
 
 def ms_per_step(sampler, steps: int, repeats: int = 3) -> float:

@@ -1,6 +1,6 @@
 """The intracluster-moves paper's headlines (Hamze & de Freitas, UAI 2010, §4, Figs. 2–4), audited.
 
-Each of the paper's three experiments (``benchmarks.intracluster_paper``: the
+Each of the paper's three experiments (``benchmarks.papers.intracluster_paper``: the
 60×60 critical ferromagnet with k = 90, γ = β; the 9×9×9 ±J spin glass with
 k ~ U[1, 25], γ = 0.8β; the Gabor RBM with k ~ U[1, 20], γ = 0.8) is run in
 ``--seeds`` independent trials. A trial (``intracluster_paper.Trial``) starts
@@ -53,12 +53,11 @@ import numpy as np
 
 import samplers
 import targets
+from benchmarks.claims.claim import NO_AUTHORS_CODE, Claim, Evidence
+from benchmarks.papers.intracluster_paper import (KAWASAKI, REFERENCE, Experiment, Summary, Trial, experiments, figures,
+                                                  mixing_table, stored_trials, summarise, time_grid)
 from samplers.diagnostics.convergence import interval
 from samplers.diagnostics.verdicts import INCONCLUSIVE, Always, Much, censored_ratios, paired_ratios, ratio_evidence
-
-from .claims import NO_AUTHORS_CODE, Claim, Evidence
-from .intracluster_paper import (KAWASAKI, REFERENCE, Experiment, Summary, Trial, experiments, figures, mixing_table,
-                                 stored_trials, summarise, time_grid)
 
 PAPER = "Intracluster"
 #: Fraction of each compute window left out as burn-in.

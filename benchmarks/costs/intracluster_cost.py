@@ -37,10 +37,9 @@ from dataclasses import dataclass
 
 import samplers
 import targets
+from benchmarks import arguments
+from benchmarks.papers.intracluster_paper import gabor_size
 from targets.base import Target
-
-from . import arguments
-from .intracluster_paper import gabor_size
 
 
 @dataclass(frozen=True)

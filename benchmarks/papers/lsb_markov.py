@@ -19,10 +19,9 @@ Run:  python -m benchmarks lsb_markov [--seeds 5 --burn-in 500 --steps 10000 --r
 from __future__ import annotations
 
 import targets
+from benchmarks import LSB_HELPS, SWEEP_DEFAULTS, SWEEP_HELPS, arguments
+from benchmarks.papers.lsb_runs import FIXED_FUNCTIONS, Case, mixing_runs, reference_run, report_cases
 from targets.markov_network import shipped_networks
-
-from . import LSB_HELPS, SWEEP_DEFAULTS, SWEEP_HELPS, arguments
-from .lsb_runs import FIXED_FUNCTIONS, Case, mixing_runs, reference_run, report_cases
 
 SAMPLERS = {
     **FIXED_FUNCTIONS,

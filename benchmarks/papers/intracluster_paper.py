@@ -84,13 +84,12 @@ from bokeh.palettes import Category10_10
 
 import samplers
 import targets
+from benchmarks import SWEEP_DEFAULTS, SWEEP_HELPS, arguments, sweep_store
+from benchmarks.papers.lsb_runs import mean_std, save
 from samplers.diagnostics.ess import autocorrelation, ess_per_chain, on_time_grid
 from samplers.diagnostics.verdicts import censored
 from sweeps import Task, run_seed
 from targets.base import Target
-
-from . import SWEEP_DEFAULTS, SWEEP_HELPS, arguments, sweep_store
-from .lsb_runs import mean_std, save
 
 KAWASAKI = "Kawasaki"
 #: Index in ``Experiment.settings`` of the setting whose move count ``--moves`` fixes (the paper's IM).
