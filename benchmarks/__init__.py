@@ -59,7 +59,8 @@ def sweep_store(name: str, runs, args):
 
 
 def cpu_seconds_per_step(sampler, steps: int, repeats: int, record: bool = False) -> float:
-    """Best-of-``repeats`` CPU seconds per ``sampler.step(record)`` over ``steps`` steps, after ``steps // 5`` warm-up steps.
+    """Best-of-``repeats`` CPU seconds per ``sampler.step(record)`` over ``steps`` steps, after ``steps // 5`` warm-up
+    steps.
 
     CPU time of this process (``time.process_time``): on a shared machine, time spent waiting for a core does not count.
     The numeric libraries run one thread each meanwhile, so that a BLAS pool spinning after an earlier call (a

@@ -164,6 +164,11 @@ class RBM(Target):
         title = f"visible v: 8 × 8 pixels\n(its {self.n_hidden} hidden units are summed out)"
         return ImageAxes(parts=(ImagePart(title, "pixel", 0, self.dim, self.image_shape),))
 
+    def hidden_probabilities(self, x: np.ndarray) -> np.ndarray:
+        """p(h_j = 1 | v) = σ(c_j + (Wᵀv)_j) for each visible state (row) of ``x``: what the summed-out hidden
+        units say of the state, shape (n, H)."""
+        return expit(self._preactivations(np.atleast_2d(x).astype(np.float64)))
+
     # -- local changes -------------------------------------------------------------
     def _preactivations(self, v: np.ndarray) -> np.ndarray:
         """a = c + Wᵀv for each row of the float batch ``v``; shape (n, H)."""

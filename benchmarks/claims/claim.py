@@ -1,4 +1,4 @@
-"""A paper's claim as audited by ``benchmarks.claims.paper_claims``: its sentence, three columns of evidence, one verdict.
+"""A paper's claim as audited by ``benchmarks.claims.paper_claims``: its sentence, three columns of evidence, a verdict.
 
 Each claim quotes the paper's sentence (``quote``) with its location
 (``where``), names the axis that sentence speaks of (``axis``; the paper's

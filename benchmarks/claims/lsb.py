@@ -18,8 +18,8 @@ budget), the learned functions frozen. One run per (case, seed, sampler) gives b
 to converge … e.g. in case 3 of Figure 2, LSB 2 converges twice time faster as the best balancing function
 √t"). Convergence of the chain mean m(a) of the mean spin is measured against equilibrium μ
 (``samplers.diagnostics.convergence``): the excess area ∫ max(|m − μ| − ε, 0) da / |m(0) − μ| over a budget common to the
-samplers compared (primary), and the first hit of the 1 % band (a seed that never reaches it counts at its
-run's length, ``censored``). Ours: μ from a long √t run per seed from over-dispersed starts, trusted only when
+samplers compared (primary), and the first hit of the 1 % band (a run that never reaches it counts at its
+length, ``censored``; a seed where neither run reaches it gives no ratio, ``hit_ratios``). Ours: μ from a long √t run per seed from over-dispersed starts, trusted only when
 its split-R̂ < 1.01 (a seed without one gives no ratio, which keeps the evidence from being decisive). The
 authors' code: their 30 chains sample 30 posteriors, for which no long reference run fits the budget, and their
 sampling phase (3,000 single flips on 900 sites) is too short for a split-R̂ below 1.01; so μ is the plateau

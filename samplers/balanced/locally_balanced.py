@@ -115,8 +115,8 @@ PREFETCH_AHEAD = 1
 
 @helper
 def prefetch_flip_neighbourhood(states, delta, log_leaves, sums, c, i, nbr):
-    """Prefetch (``samplers.common.prefetch``) what flipping bit i of chain c reads: the bits, flip ratios and tree paths
-    of i and its neighbours."""
+    """Prefetch (``samplers.common.prefetch``) what flipping bit i of chain c reads: the bits, flip ratios and tree
+    paths of i and its neighbours."""
     for k in range(-1, nbr.shape[1]):
         j = i if k < 0 else nbr[i, k]
         prefetch(states, c, j)

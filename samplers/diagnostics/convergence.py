@@ -25,8 +25,8 @@ The reference μ (``Reference``) is exact where the target can be enumerated
 (``exact_reference``) or sampled exactly (``exact_samples_reference``, e.g. an
 RBM's hidden units summed out); otherwise it is the mean of a long run of an exact
 sampler (``long_run_reference``), started from over-dispersed states and
-accepted only if its split-R̂ over all chains, on the second half, is below
-``RHAT_LIMIT`` (Vehtari et al. 2021). When it is not, ``reached`` is False and
+accepted only if its rank-normalised split-R̂ over all chains (``ess.rhat``,
+Vehtari et al. 2021), on the second half, is below ``RHAT_LIMIT``. When it is not, ``reached`` is False and
 the reference must not be used to claim convergence: the long run itself has
 not converged (metastable modes, for instance), and that is the finding.
 """

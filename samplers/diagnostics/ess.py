@@ -1,11 +1,14 @@
 """Mixing diagnostics: autocorrelation, effective sample size, exact distances.
 
-ESS (and R̂) are the rank-normalised bulk ESS (split-R̂) of Vehtari, Gelman, Simpson, Carpenter &
-Bürkner (2021, "Rank-normalization, folding, and localization"), computed by
-``arviz-stats`` over all chains jointly (Geyer's initial monotone sequence on
-the split chains' combined autocorrelation). ``ess_per_chain`` treats every
-chain as its own sample (what the LSB paper's tables average); ``lsb_authors_ess``
-is the windowed quantity the LSB authors' code reports under that name.
+ESS and R̂ follow Vehtari, Gelman, Simpson, Carpenter & Bürkner (2021,
+"Rank-normalization, folding, and localization"), computed by ``arviz-stats``
+over all chains jointly: ESS is the bulk ESS of the split, rank-normalised
+chains (Geyer's 1992 initial monotone sequence on their combined
+autocorrelation); R̂ is the larger of the split-R̂ of the rank-normalised
+draws (bulk) and of their folded |x − median| (tail). ``ess_per_chain``
+treats every chain as its own sample (what the LSB paper's tables average);
+``lsb_authors_ess`` is the windowed quantity the LSB authors' code reports
+under that name.
 
 For enumerable targets, ``exact_distances`` gives the total-variation distance
 and KL(P̂ ‖ π) of an empirical distribution of states from the exact target.
@@ -87,7 +90,7 @@ def ess(samples: np.ndarray) -> float:
 
 
 def rhat(samples: np.ndarray) -> float:
-    """Rank-normalised split-R̂ (Vehtari et al. 2021) of ``(n_chains, n_draws)`` samples.
+    """Rank-normalised split-R̂ (Vehtari et al. 2021; max of bulk and folded) of ``(n_chains, n_draws)`` samples.
 
     A single chain is split in two halves first (the first half against the
     second: a drifting chain gives R̂ > 1), which ArviZ leaves undefined.

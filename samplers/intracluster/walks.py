@@ -158,8 +158,8 @@ def refresh_walk_leaves(log_leaves, sums, shift, bits, ratios, bars, reference, 
 
 @njit(cache=True)
 def tree_walk_steps(log_leaves, sums, shift, states, delta, bits, ratios, bars, reference, gamma, nbr, w, degree, beta,
-                    rows, toward, reverse_now, uniforms, t, path, step_ratio, log_z_forward, log_z_reverse, sites, before,
-                    after):
+                    rows, toward, reverse_now, uniforms, t, path, step_ratio, log_z_forward, log_z_reverse, sites,
+                    before, after):
     """Walk step t + 1 (Eq. 2) of every chain c = rows[e] on a sparse pairwise model, logged at row t.
 
     Draws the bit from the chain's tree of the step's kind (``uniforms[e]``; all chains first, ``sample_rows``),
@@ -558,8 +558,8 @@ class Intracluster(Adaptive, FixedDistanceSampler):
                              doc="Walk steps by sum-trees, O(log d) (sparse models), or dense O(d) updates; auto "
                                  "chooses by the target's sparsity.")
     adapt = param.Boolean(False, doc="Tune γ and the walk length during the first burn_in steps (stochastic "
-                                     "approximation, samplers.intracluster.walk_adaptation), then freeze them: gamma and "
-                                     "walk_length are the starting values, frozen_params() the tuned ones.")
+                                     "approximation, samplers.intracluster.walk_adaptation), then freeze them: gamma "
+                                     "and walk_length are the starting values, frozen_params() the tuned ones.")
     burn_in = param.Integer(1000, bounds=(0, None), doc="With adapt: the steps during which γ and k are tuned.")
     target_acceptance = param.Number(0.3, bounds=(0.0, 1.0), inclusive_bounds=(False, False),
                                      doc="With adapt: the acceptance rate the walk length is tuned to (the longest "

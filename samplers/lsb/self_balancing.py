@@ -64,7 +64,7 @@ def _load_theta(function: LearnedBalancing, theta: dict) -> None:
 
 
 class _SelfBalancing(Adaptive, param.Parameterized):
-    """Parameters and the learning step shared by LSB and FLSB (adaptive in the sense of ``samplers.common.adaptive``)."""
+    """Parameters and the learning step shared by LSB and FLSB (adaptive as ``samplers.common.adaptive`` says)."""
 
     parametrization = param.Selector(
         default="lsb1", objects=[*PARAMETRIZATIONS, "fixed"],
@@ -84,7 +84,8 @@ class _SelfBalancing(Adaptive, param.Parameterized):
                                "The LSB authors' runner.py makes two LSB2 moves per iteration of their Fig. 2 and one "
                                "of every fixed sampler: 2 replays that schedule, a step being their iteration.")
     keep_adapting = param.Boolean(
-        False, doc="Never freeze g_θ. Warning: the chain is then adaptive MCMC and need not leave the target invariant.")
+        False, doc="Never freeze g_θ. Warning: the chain is then adaptive MCMC and need not leave the target "
+                   "invariant.")
     uniform_mixture = param.Number(1e-8, bounds=(0.0, 1.0), inclusive_bounds=(True, False),
                                    doc="π: probability that Q₁ draws a uniform state instead of the chain's.")
     theta = param.Dict(None, allow_None=True,

@@ -1,20 +1,22 @@
 """A hash index from binary states to particle numbers, compiled, for states of any length.
 
-A particle store looks up every sample and proposal of every chain; a Python
-``dict`` costs about a microsecond per key, which is as much as the sampler
-step it records. A state of d bits is kept as its key: ⌈d/64⌉ words of 64
-bits, site i at bit i mod 64 of word ⌊i/64⌋ (``pack_state``). The index is an
-open-addressing hash table (multiplicative hashing of the words, linear
-probing, load ≤ 1/2, so the expected probe length is a small constant) whose
-slots hold a key's first word and its particle number (0, 1, 2, … in order of
-first insertion), so that a lookup reads one cache line; the whole keys are
-stored once, row ``n`` of ``words`` for particle n, and read only when the
-first words agree.
+A state of d bits is kept as its key: ⌈d/64⌉ words of 64 bits, site i at bit
+i mod 64 of word ⌊i/64⌋ (``pack_state``). The index is an open-addressing
+hash table (multiplicative hashing of the words, linear probing, load ≤ 1/2,
+so the expected probe length is a small constant) whose slots hold a key's
+first word and its particle number (0, 1, 2, … in order of first insertion);
+the whole keys are stored once, row ``n`` of ``words`` for particle n, and
+read only when the first words agree.
 
 ``find_or_insert`` is the compiled operation the particle store's fold calls
 on every key (``samplers.opad.store``); ``ParticleIndex`` owns the arrays, grows
 them between compiled calls (``reserve``) and answers whole-array lookups and
 unpacking for the store's readers.
+
+Cost: the store looks up every sample and proposal of every chain, and a
+Python ``dict`` costs about a microsecond per key — as much as the sampler
+step it records; here a lookup reads one cache line (the slot) unless the
+first words agree.
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
 """OPAD and OPAD+: optimal particle approximations of a discrete target from any sampler's records.
 
 Afshar, Francis & Cripps, Theorem 1: among all distributions P supported on a
-given set S of states, KL(P‖π) is minimised by P(x) = p̃(x)/Σ_{y∈S} p̃(y), and
-then KL(P‖π) = −log π(S). So the states a chain visited, reweighted ∝ p̃
-(OPAD), are never further from π than the chain's frequencies (MCMC); adding
-the rejected proposals, whose p̃ the sampler computed anyway, enlarges S and
-can only lower the KL again (OPAD+, §3.1).
+given set S of states, KL(P‖π) is minimised by P(x) = p̃(x)/Σ_{y∈S} p̃(y)
+(Eq. 5), and then KL(P‖π) = −log π(S) (Eq. 4). So the states a chain visited,
+reweighted ∝ p̃ (OPAD), are never further from π than the chain's frequencies
+(MCMC); adding the rejected proposals, whose p̃ the sampler computed anyway,
+enlarges S and can only lower the KL again (OPAD+, §3.1, Eq. 9:
+KL(MCMC) ≥ KL(OPAD) ≥ KL(OPAD+)).
 
 ``ParticleStore(target)`` is fed every ``StepRecord`` (``store.update(record)``)
 and keeps, per chain and pooled over chains,
@@ -22,13 +23,12 @@ records are folded in every ``flush_every`` steps (sooner when their states
 pass ``PENDING_BYTES``, and before any read) by one compiled pass over their
 steps: each chain's state is looked up, a repeated state (a rejected move)
 extends the chain's run, counted once when the run ends, and each rejected
-proposal is keyed from the state and the sites it changes (about a third
-of a Metropolis step of 20 chains on the 15-spin chain of the OPAD paper's
-Fig. 1: ``benchmarks.papers.opad_ising``). The exact KL(P‖π) of all three is
-maintained incrementally for enumerable targets: with n samples and counts c,
+proposal is keyed from the state and the sites it changes. The exact
+KL(P‖π) of all three is maintained incrementally for enumerable targets: with
+n samples and counts c,
 
     KL(MCMC) = (1/n) Σ c log c − log n − (1/n) Σ c log p̃ + log Z,
-    KL(OPAD) = log Z − log Σ_{x∈S} p̃(x),
+    KL(OPAD) = log Z − log Σ_{x∈S} p̃(x)   (Eq. 4),
 
 where the sums and the running logsumexp are updated as states arrive and
 log Z is computed once by enumeration. For larger targets ``log_mass()``
@@ -43,6 +43,8 @@ Beyond the paper, ``scored_neighbours=True`` adds to OPAD+ every state whose
 p̃ the sampler scored: for locally balanced and LSB samplers (built with
 ``record_neighbours=True``) all d single-flip neighbours of each visited state.
 
+Cost: the fold takes about a third of a Metropolis step of 20 chains on the
+15-spin chain of the OPAD paper's Fig. 1 (``benchmarks.papers.opad_ising``).
 Memory: per particle 8 bytes of log p̃, 8·⌈d/64⌉ bytes of state, 16–32 bytes
 of hash index and, per chain and pooled, 4 bytes of visits and 4 of proposals
 (int32). ``max_particles`` caps the particles: when the cap is reached, the
@@ -54,6 +56,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from operator import attrgetter
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -138,34 +141,86 @@ def _new_keys(table, bits, words, keys, moved, items):
     return new
 
 
-@njit(cache=True)
-def _fold_steps(first, states, log_p, accepted, sites, values, proposed_log_p, scored_start, scored_rows,
-                scored_states, scored_log_p, table, bits, words, size, max_particles, tallies, particle_log_p, xlogx,
-                n, sum_log_p, sum_xlogx, mass_visited, mass_plus):
-    """Fold steps ``first``, ``first`` + 1, … of a flush into the tables, one step of all chains at a time.
+class FlushSteps(NamedTuple):
+    """The steps of one flush, read only by the fold.
 
-    ``log_p`` (steps, chains) and ``states`` (steps·chains, d: row t·chains +
-    c is chain c after step t) are the samples; the rejected proposals are
-    these states with ``sites`` set to ``values`` (same rows; none when
-    ``sites`` has no columns), with log p̃ ``proposed_log_p``; the scored
-    states of step t are rows ``scored_start[t]`` to ``scored_start[t + 1]``
-    of ``scored_states`` (chains ``scored_rows``). ``tallies[p, 2r]`` counts
-    the visits of particle p in row r (a chain, or the pool: the last row),
-    ``tallies[p, 2r + 1]`` its proposals there.
+    ``states`` (steps·chains, d) uint8: row t·chains + c is chain c after step t; ``log_p`` (steps, chains) their
+    log p̃; ``accepted`` (steps, chains) whether the step's proposal was taken; ``sites`` (steps·chains, k) int64
+    and ``values`` (same, uint8): a rejected proposal is the row's state with ``sites`` set to ``values`` (none
+    when k = 0), with log p̃ ``proposed_log_p`` (steps, chains); ``scored_start`` (steps + 1,): the scored states
+    of step t are rows ``scored_start[t]`` to ``scored_start[t + 1]`` of ``scored_states`` (·, d) uint8, of
+    chains ``scored_rows`` and log p̃ ``scored_log_p``.
+    """
+
+    states: np.ndarray
+    log_p: np.ndarray
+    accepted: np.ndarray
+    sites: np.ndarray
+    values: np.ndarray
+    proposed_log_p: np.ndarray
+    scored_start: np.ndarray
+    scored_rows: np.ndarray
+    scored_states: np.ndarray
+    scored_log_p: np.ndarray
+
+
+class ParticleTable(NamedTuple):
+    """The hash index of the particles (``ParticleIndex``'s arrays), filled in place.
+
+    ``table`` its hash slots, ``bits`` log2 of their number, ``words`` (capacity, ⌈d/64⌉) uint64 the packed
+    states, ``size`` the particles stored when the fold starts (the fold returns the new size) and
+    ``max_particles`` the cap past which it stops.
+    """
+
+    table: np.ndarray
+    bits: int
+    words: np.ndarray
+    size: int
+    max_particles: int
+
+
+class Tallies(NamedTuple):
+    """Counts and running sums per row (a chain, or the pool: the last row), updated in place.
+
+    ``tallies[p, 2r]`` the visits of particle p in row r, ``tallies[p, 2r + 1]`` its proposals there;
+    ``particle_log_p`` each particle's log p̃; ``xlogx`` the table of c log c; ``n`` samples, ``sum_log_p``
+    Σ c log p̃, ``sum_xlogx`` Σ c log c, ``mass_visited`` and ``mass_plus`` log Σ p̃ over the OPAD and OPAD+
+    supports, per row.
+    """
+
+    tallies: np.ndarray
+    particle_log_p: np.ndarray
+    xlogx: np.ndarray
+    n: np.ndarray
+    sum_log_p: np.ndarray
+    sum_xlogx: np.ndarray
+    mass_visited: np.ndarray
+    mass_plus: np.ndarray
+
+
+@njit(cache=True)
+def _fold_steps(first, flush, particles, counts):
+    """Fold steps ``first``, ``first`` + 1, … of ``flush`` (``FlushSteps``) into ``particles``
+    (``ParticleTable``) and ``counts`` (``Tallies``), one step of all chains at a time.
 
     A step's items are its chains' states (items 0 … chains − 1), then its
     proposals and scored states. A chain whose state did not change (a
     rejected move) extends its run, counted once when the run ends, without a
-    lookup. Each step first keys every item and prefetches its hash slot,
-    then finds the particle numbers and prefetches their tallies, then
-    counts: the cache misses of all items overlap instead of following one
-    another.
+    lookup.
 
     Stops before a step whose new particles might not fit the arrays or would
     pass ``max_particles``. Returns (next step, size, whether
     ``max_particles`` stopped it, the particles the arrays must hold for the
     next step: the caller grows them to that and calls again, 0 when done).
+
+    Cost: each step first keys every item and prefetches its hash slot, then
+    finds the particle numbers and prefetches their tallies, then counts: the
+    cache misses of all items overlap instead of following one another.
     """
+    states, log_p, accepted, sites, values, proposed_log_p, scored_start, scored_rows, scored_states, scored_log_p \
+        = flush
+    table, bits, words, size, max_particles = particles
+    tallies, particle_log_p, xlogx, n, sum_log_p, sum_xlogx, mass_visited, mass_plus = counts
     steps, n_chains = log_p.shape
     pooled = n_chains
     width = words.shape[1]
@@ -390,14 +445,15 @@ class ParticleStore:
             return
         self._previous = pending[-1]
         scored_start = scored.starts(steps)
+        flush = FlushSteps(states, log_p, accepted, sites, values, proposed_log_p, scored_start, scored.rows,
+                           scored.states, scored.log_p)
         index, step, needed = self._index, 0, 0
         while True:
-            self._reserve(needed)
-            step, index.size, capped, needed = _fold_steps(
-                step, states, log_p, accepted, sites, values, proposed_log_p, scored_start, scored.rows,
-                scored.states, scored.log_p, index.table, index.bits, index.words, index.size, self.max_particles,
-                self._tallies, self._log_p, _XLOGX, self._n, self._sum_log_p, self._sum_xlogx,
-                self._mass_visited, self._mass_plus)
+            self._reserve(needed)  # may grow (replace) the index's and the tallies' arrays
+            particles = ParticleTable(index.table, index.bits, index.words, index.size, self.max_particles)
+            counts = Tallies(self._tallies, self._log_p, _XLOGX, self._n, self._sum_log_p, self._sum_xlogx,
+                             self._mass_visited, self._mass_plus)
+            step, index.size, capped, needed = _fold_steps(step, flush, particles, counts)
             if not needed:
                 break
         if capped:
