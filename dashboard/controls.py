@@ -1,130 +1,68 @@
-"""The sidebar: presets, target and sampler with their parameters, run settings, run buttons,
-status line, errors, and export/import of configurations.
+"""The sidebar: the run's draft (target and sampler with their parameters, run settings, a model file, Apply),
+composed with the sidebar's other parts.
 
-Widgets hold *draft* values; ``Apply`` turns them into a ``RunConfig`` and asks the
-session's run (``model.client.RunClient``) to switch. An invalid draft (bad
-value, unsupported target/sampler pair, unparsable upload, over the server's
-memory budget) is refused with the reason shown in the page — as plain text
-(``plain``): messages quote the user's keys, values and file names — and the
-previous run keeps going (or stays paused). A preset, a configuration file or
-an uploaded model file is shown in the widgets (and the file named as the one
-in use) once its run has been built, never when it is refused. Uploaded files
-and configurations are read and checked in a thread (``off_the_loop``), so
-that a file at the size limit never stalls the server for other sessions.
+``Controls`` holds the draft and assembles the sidebar from viewers bound to the same ``RunClient``, each with
+one job: ``RunPanel`` (errors, the run buttons, the status line, live β), ``PresetPicker`` (presets) and
+``SharePanel`` (the link, downloads, configuration import). Widgets hold *draft* values; ``Apply`` turns them
+into a ``RunConfig`` and asks the session's run (``engine.client.RunClient``) to switch. An invalid draft (bad
+value, unsupported target/sampler pair, unparsable upload, over the server's memory budget) is refused with
+the reason shown in the page — as plain text (``plain``): messages quote the user's keys, values and file
+names — and the previous run keeps going (or stays paused). A preset, a configuration file or an uploaded
+model file is shown in the widgets (and the file named as the one in use) once its run has been built, never
+when it is refused: the picker and the import hand their configurations to ``_apply_and_show`` for that.
+Uploaded model files are read and checked in a thread (``file_reading``), so that a file at the size limit
+never stalls the server for other sessions.
 """
 
 from __future__ import annotations
 
-import asyncio
-import functools
-import io
-import math
-import time
-from concurrent.futures import ThreadPoolExecutor
-
 import panel as pn
 import param
-from panel.io.resources import CDN_DIST
 
 import samplers
 import targets
 from engine.client import RunClient
-from engine.config import MAX_CONFIG_BYTES, RunConfig
-from engine.export import run_record_json, trace_csv
-from engine.numbers import number
-from engine.presets import load_presets, preset_of
+from engine.config import RunConfig
 from engine.snapshot import AXES
 from engine.statistics import LABELS, statistic_names
-from engine.stored_runs import config_from_stored_run, is_stored_run
 from engine.uploads import UPLOAD_HINTS, UPLOAD_TYPES, excerpt, format_bytes, parse_upload
 
+from .file_reading import off_the_loop, refused_unless_read, report_refusals
 from .forms import ParamForm
 from .plain import plain
+from .preset_picker import PresetPicker
+from .run_panel import RunPanel
+from .sharing import CONFIG_FILES, SharePanel
 from .views.upload import LimitedFileInput
 
-#: Least time between two redraws of the status line while the run's phase stays the same (seconds).
-STATUS_SECONDS = 0.25
-#: Under a preset's description while the run shown is not that preset (the page opens on the default run).
-NOT_LOADED = "This preset is not the run shown: Load preset runs it."
-#: Above the preset's description while the run shown is none of the presets (edited, or a link to a custom run).
-CUSTOM_RUN = "Custom run: the run shown matches none of the presets."
+#: ``CONFIG_FILES`` is re-exported: the serving benchmarks import it from here.
+__all__ = ["CONFIG_FILES", "Controls"]
+
 #: Target parameters that are edited by upload or JSON rather than by a widget.
 FILE_PARAMETERS = {"uai_text", "J", "h", "evidence", "weights", "visible_bias", "hidden_bias", "fn", "X", "y",
                    "data"}
-#: Threads that read uploaded files and configurations, so that a 14 MB file never stalls the server's event loop
-#: (a few seconds of parsing and checking); two, so that a class's uploads queue instead of sharing the GIL widely.
-_READERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="file-reader")
-#: The look of Panel's alerts, for the error pane (an HTML pane, so that no message is read as Markdown).
-ALERT_CSS = f"{CDN_DIST}css/alerts.css"
-#: What the configuration file input takes: a configuration (.json) or a run a sweep stored (.npz).
-CONFIG_FILES = ".json,.npz"
 
 
-async def off_the_loop(function, *args):
-    """``function(*args)`` in a reader thread: meanwhile the server's event loop answers every other session."""
-    return await asyncio.get_running_loop().run_in_executor(_READERS, function, *args)
-
-
-def _refused_unless_read(read):
-    """``read`` (a reader of an uploaded file) with every error it raises a ``ValueError`` that says why: a
-    hostile file may break a library's reader in ways nobody listed, and its refusal still reaches the page."""
-    @functools.wraps(read)
-    def reading(*args):
-        try:
-            return read(*args)
-        except ValueError:
-            raise
-        except Exception as error:
-            raise ValueError(f"the file could not be read ({type(error).__name__}: {excerpt(str(error))})") from error
-
-    return reading
-
-
-@_refused_unless_read
+@refused_unless_read
 def _model_file(target: str, upload: dict, limits) -> dict:
     """The target parameters an uploaded model file holds (``ValueError`` if it is unusable)."""
     return parse_upload(target, upload.get("name", ""), LimitedFileInput.contents(upload), limits)
 
 
-@_refused_unless_read
-def _configuration(upload: dict) -> RunConfig:
-    """The configuration an uploaded configuration file or stored run holds, checked (``ValueError`` if not)."""
-    data = LimitedFileInput.contents(upload)
-    return config_from_stored_run(data) if is_stored_run(data) else RunConfig.from_json(data)
-
-
-def _si(value: float) -> str:
-    """A count or rate for the status line: from 1000 on with an SI prefix (27.23k, 1.5M), below as ``number``
-    writes it, never in exponent notation; "–" for none."""
-    if not math.isfinite(value):
-        return "–"
-    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(value) >= scale:
-            return f"{number(value / scale)}{unit}"
-    return number(value)
-
-
 class Controls(pn.viewable.Viewer):
-    """Everything in the sidebar, bound to one ``RunClient``."""
+    """The sidebar, bound to one ``RunClient``: the run's draft and Apply, composed with the run panel, the
+    preset picker and the sharing panel."""
 
     client = param.ClassSelector(class_=RunClient)
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._presets = load_presets()
-        self._preset_of: tuple = (None, 0, "")  # (a run's configuration, its β changes, the preset it is)
         self._target_forms: dict[str, ParamForm] = {}
         self._sampler_forms: dict[str, ParamForm] = {}
         self._file_params: dict[str, dict] = {}
         self._compare_params: dict = {}  # from a preset or configuration file; shared space parameters are automatic
         self._show_when_built: tuple | None = None  # (a configuration asked for, the upload note once it is built)
-        self._status_phase, self._status_at = "", -float("inf")
         self._limits = self.client.engine.budget.uploads
-
-        self.preset = pn.widgets.Select(label="Preset", options=list(self._presets),
-                                        description="Named configurations that reproduce the papers' experiments.")
-        self.load_preset = pn.widgets.Button(label="Load preset", color="primary")
-        self.preset_info = pn.pane.Markdown("", styles={"font-size": "0.85em"})
 
         self.target = pn.widgets.Select(label="Target", options=targets.available())
         self.target_params = pn.Column(margin=0, sizing_mode="stretch_width")
@@ -154,62 +92,18 @@ class Controls(pn.viewable.Viewer):
         self.apply_button = pn.widgets.Button(label="Apply settings", color="primary",
                                               description="Build the target and sampler above and restart the run.")
 
-        self.live_beta = pn.widgets.FloatSlider(label="β (live)", start=0.0, end=1.0, step=0.005, value=0.5,
-                                                visible=False, sizing_mode="stretch_width")
-        self.live_beta_note = pn.pane.Markdown(
-            "Moving β takes the running chains to the new temperature: the run goes on from their states "
-            "(recorded in the configuration, so it replays).", visible=False, styles={"font-size": "0.85em"})
-        self.start = pn.widgets.Button(label="Start", color="success", width=80)
-        self.pause = pn.widgets.Button(label="Pause", color="warning", width=80)
-        self.step = pn.widgets.Button(label="Step", color="default", width=70)
-        self.reset = pn.widgets.Button(label="Reset", color="default", width=80)
-        # HTML, not Markdown: the status is redrawn at every flush and Markdown parsing costs ~5 ms.
-        self.status = pn.pane.HTML("", sizing_mode="stretch_width", styles={"font-family": "monospace"},
-                                   css_classes=["run-status"])
-        # An HTML pane styled as Panel's danger alert (pn.pane.Alert is Markdown): errors quote the user's input.
-        self.alert = pn.pane.HTML("", visible=False, sizing_mode="stretch_width", stylesheets=[ALERT_CSS],
-                                  css_classes=["alert", "alert-danger", "run-error"])
-
-        self.export_config = pn.widgets.FileDownload(callback=self._config_file, filename="run-config.json",
-                                                     label="Download configuration (JSON)", color="light")
-        self.export_traces = pn.widgets.FileDownload(callback=self._traces_file, filename="run-traces.csv",
-                                                     label="Download traces (CSV)", color="light")
-        # a configuration file, or a run a sweep stored (.npz), replayed step for step
-        self.import_config = LimitedFileInput(accept=CONFIG_FILES, max_bytes=MAX_CONFIG_BYTES)
-        # The page URL carries the run (``Explorer.follow_in_url``); copying it is the browser's job.
-        self.copy_link = pn.widgets.Button(label="Copy link to this run", color="default",
-                                           description="The page's address replays this run step for step.")
-        self.copy_link.js_on_click(code="""
-            const href = window.location.href;
-            if (navigator.clipboard && window.isSecureContext) { navigator.clipboard.writeText(href); }
-            else { window.prompt("Copy this link to the run:", href); }
-        """)
-
-        self.load_preset.on_click(self._on_load_preset)
-        self.preset.param.watch(self._show_preset_info, "value")
         self.target.param.watch(self._on_target, "value")
         self.sampler.param.watch(self._on_sampler, "value")
         self.upload.param.watch(self._on_upload, "upload")
-        self.import_config.param.watch(self._on_import, "upload")
-        for file_input in (self.upload, self.import_config):
-            file_input.param.watch(self._on_refused_file, "refused")
+        report_refusals(self.upload, self.client)
         self.apply_button.on_click(lambda event: self.apply())
         self.speed.param.watch(lambda event: self.client.set_speed(event.new or 0.0), "value")
-        self.start.on_click(lambda event: self.client.start())
-        self.pause.on_click(lambda event: self.client.pause())
-        self.step.on_click(lambda event: self.client.step())
-        self.reset.on_click(lambda event: self.client.reset())
-        self.client.param.watch(self._show_error, "error")
         self.client.param.watch(self._on_built, "config")
-        self.client.param.watch(self._show_run_preset, "config")
-        self.client.param.watch(self._show_live_beta, "info")
-        self.live_beta.param.watch(lambda event: self.client.set_beta(event.new), "value_throttled")
-        self.client.param.watch(self.update_status, ["status", "building", "compiling"])
-
         self.show_config(self.client.requested)
-        self._show_error()  # a first run refused before these widgets watched the client
-        self._show_run_preset()
-        self.update_status()
+
+        self.presets = PresetPicker(client=self.client, run=self._apply_and_show)
+        self.runs = RunPanel(client=self.client, shows_failure=self.presets.running_failure)
+        self.sharing = SharePanel(client=self.client, run=self._apply_and_show)
 
     # -- drafts ---------------------------------------------------------------------------
     def _form(self, forms: dict, name: str, cls) -> ParamForm:
@@ -299,63 +193,6 @@ class Controls(pn.viewable.Viewer):
                 if upload_note:
                     self.upload_note.object = upload_note
 
-    def _show_live_beta(self, event=None) -> None:
-        """The β slider, for a run whose target has an inverse temperature, at the run's current β."""
-        config = self.client.config
-        spec = targets.target_class(config.target).param.objects().get("beta") if config is not None else None
-        self.live_beta.visible = self.live_beta_note.visible = spec is not None
-        if spec is None:
-            return
-        beta = config.beta_changes[-1][1] if config.beta_changes else config.target_params.get("beta", spec.default)
-        critical = (config.target == "ising_lattice" and config.target_params.get("ndim", 2) == 2
-                    and config.target_params.get("J", 1.0) == 1.0)
-        self.live_beta.label = "β (live) · critical β_c ≈ 0.4407" if critical else "β (live)"
-        self.live_beta.end = max(1.0, 1.5 * beta)
-        self.live_beta.value = beta
-
-    def _on_load_preset(self, event=None) -> None:
-        self._apply_and_show(self._presets[self.preset.value].run_config())
-
-    def _show_run_preset(self, event=None) -> None:
-        """Select the preset the run shown is (opened from a link, a file or Load preset alike), so that the name and
-        description beside the run are its own; a custom run keeps the selection and is said to be custom."""
-        name = self._running_preset()
-        if name and name != self.preset.value:
-            self.preset.value = name  # its watcher shows the preset's info
-        else:
-            self._show_preset_info()
-
-    def _show_preset_info(self, event=None) -> None:
-        """The preset's full name (the drop-down cuts long ones), its description, and the failure it shows; whether
-        it is the run shown, and that the run shown is a custom run when it is none of the presets."""
-        preset = self._presets.get(self.preset.value)
-        if preset is None:
-            self.preset_info.object = ""
-            return
-        failure = f"\n\n**⚠ Meant to show a failure:** {preset.shows_failure}" if preset.shows_failure else ""
-        running = self._running_preset()
-        loaded = "" if running == self.preset.value else f"\n\n*{NOT_LOADED}*"
-        custom = f"**{CUSTOM_RUN}**\n\n" if self.client.config is not None and not running else ""
-        self.preset_info.object = f"{custom}**{self.preset.value}**\n\n{preset.description}{failure}{loaded}"
-
-    def _running_preset(self) -> str:
-        """The name of the preset the run shown is, as loaded (not since edited, nor its β moved live); '' if none."""
-        config = self.client.config
-        changes = len(config.beta_changes) if config is not None else 0
-        if self._preset_of[0] is not config or self._preset_of[1] != changes:
-            self._preset_of = (config, changes, preset_of(config, self._presets))
-        return self._preset_of[2]
-
-    def _running_failure_preset(self) -> str:
-        """The failure the run shows, when it is a preset meant to show one."""
-        name = self._running_preset()
-        return self._presets[name].shows_failure if name else ""
-
-    def _on_refused_file(self, event) -> None:
-        refused = event.new
-        self.client.error = (f"{refused['name']} is {format_bytes(refused['size'])}; files up to "
-                             f"{format_bytes(event.obj.max_bytes)} are accepted here. It was not sent.")
-
     async def _on_upload(self, event) -> None:
         """Run the uploaded file's model (read off the event loop); it is the file in use (Apply sends it) once
         its run is built."""
@@ -374,57 +211,11 @@ class Controls(pn.viewable.Viewer):
             return
         self._apply_and_show(config, f"Using uploaded <b>{plain(name)}</b>.")
 
-    async def _on_import(self, event) -> None:
-        """Run a configuration file or a stored run (read and checked off the event loop)."""
-        try:
-            config = await off_the_loop(_configuration, event.new)
-        except ValueError as error:
-            if event.new is event.obj.upload:  # not replaced by a later file while it was read
-                self.client.error = str(error)
-            return
-        if event.new is event.obj.upload:
-            self._apply_and_show(config)
-
-    def _config_file(self) -> io.StringIO:
-        return io.StringIO(run_record_json(self.client.config, self.client.frozen))
-
-    def _traces_file(self) -> io.StringIO:
-        return io.StringIO(trace_csv(self.client.history) if self.client.history else "")
-
-    def _show_error(self, event=None) -> None:
-        self.alert.object = plain(self.client.error)
-        self.alert.visible = bool(self.client.error)
-
-    # -- status ----------------------------------------------------------------------------------
-    def update_status(self, *events) -> None:
-        """Redraw the status line: at once when the phase changes, else at most every ``STATUS_SECONDS``
-        (the explorer calls this at every flush, so the latest status is always shown soon)."""
-        status = self.client.status
-        phase = ("compiling the samplers (once after an install or an edit)…" if self.client.compiling
-                 else "building the run…" if self.client.building else status.phase)
-        text = (f"<b>{phase}</b> · steps {status.n_steps:,} · evaluations {_si(status.n_evals)} · "
-                f"{_si(status.steps_per_second)} steps/s · acceptance {_si(status.acceptance)} · "
-                f"{status.seconds:.1f} s sampling")
-        failure = self._running_failure_preset()
-        if failure:
-            text += f"<br><b>⚠ this preset shows a failure:</b> {failure}"
-        if status.barely_moves:
-            text += (f"<br><b>⚠ the chain barely moves</b> (acceptance {_si(status.acceptance)}): its traces, ESS and "
-                     "autocorrelation say little about the target")
-        now = time.monotonic()
-        if text == self.status.object or (phase == self._status_phase and now - self._status_at < STATUS_SECONDS):
-            return
-        self._status_phase, self._status_at = phase, now
-        self.status.object = text
-
     def __panel__(self):
         return pn.Column(
-            self.alert,
-            pn.Row(self.start, self.pause, self.step, self.reset),
-            self.status,
-            self.live_beta, self.live_beta_note,
+            self.runs,
             pn.layout.Divider(),
-            self.preset, self.load_preset, self.preset_info,
+            self.presets,
             pn.layout.Divider(),
             self.target, self.target_params, self.upload, self.upload_note,
             self.sampler, self.sampler_params,
@@ -432,7 +223,6 @@ class Controls(pn.viewable.Viewer):
             self.apply_button,
             self.speed,
             pn.layout.Divider(),
-            self.copy_link, self.export_config, self.export_traces, self.import_config,
+            self.sharing,
             sizing_mode="stretch_width",
         )
-

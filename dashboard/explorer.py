@@ -266,7 +266,7 @@ class Explorer(pn.viewable.Viewer):
                 view.tick()
             if self.race_card is not None:
                 self.race_card.flush()
-            self.controls.update_status()
+            self.controls.runs.update_status()
         spent = time.perf_counter() - started
         self.flush_seconds.append(spent)
         del self.flush_seconds[:-1000]

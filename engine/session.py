@@ -288,7 +288,8 @@ class RunSession:
                        capabilities=self.capabilities, statistic=self.config.statistic,
                        opad_problem=self.opad_problem, companion=self.config.compare_sampler,
                        compare_axis=self.config.compare_axis, inputs=inputs,
-                       bvs=bvs, dag=dag, log_g=self._log_g() if self.capabilities.has_balancing_function else None)
+                       bvs=bvs, dag=dag, log_g=self._log_g() if self.capabilities.has_balancing_function else None,
+                       hidden_units=target.n_hidden if target.registry_name == "rbm" else 0)
 
     def _log_g(self) -> np.ndarray:
         return np.asarray(self.sampler.log_g(LOG_T), dtype=np.float64)
@@ -463,6 +464,8 @@ class RunSession:
                 parts["mean_image"] = as_image(self.buffer.mean_state(chain), shape, display.depth, positions)
             if self.target.registry_name == "dag":
                 parts["adjacency"] = self.target.adjacency(states[chain:chain + 1])[0]
+            if self.target.registry_name == "rbm":
+                parts["hidden_image"] = as_image(self.target.hidden_probabilities(states[chain])[0], None)
         parts.update(self._diagnostics(everything, refresh))
         if "opad" in self._sent_at and self._slow_part_due("opad", self._opad_due, everything, refresh):
             self.tracker.publish(self.sampler.n_steps)

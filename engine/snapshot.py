@@ -90,6 +90,7 @@ class RunInfo:
     inputs: dict = field(default_factory=dict)  # segmentation: "ground_truth" and "observation" images
     bvs: BvsInfo | None = None
     dag: DagInfo | None = None
+    hidden_units: int = 0  # an RBM's summed-out hidden units, drawn as p(h_j = 1 | v) beside its state
 
     @property
     def opad_tracked(self) -> bool:
@@ -215,6 +216,7 @@ class Snapshot:
     full_history: dict | None = None  # the whole (decimated) history, when decimation rewrote it
     image: np.ndarray | None = None  # the chain shown (``Display``) as a 2-D image
     mean_image: np.ndarray | None = None  # its running mean, when asked for
+    hidden_image: np.ndarray | None = None  # an RBM: p(h_j = 1 | v) of the chain shown, as a near-square grid
     adjacency: np.ndarray | None = None  # structure learning: the shown chain's DAG
     diagnostics: dict | None = None
     learning: LearningState | None = None

@@ -286,13 +286,13 @@ def test_sweep_scaling_prints_the_speed_up_and_the_overhead_per_run(capsys):
 
 
 def test_the_classroom_ratio_on_the_cpu_left_by_the_clients_scales_headless_by_that_cpu(monkeypatch):
-    from benchmarks.serving import classroom
-    monkeypatch.setattr(classroom.os, "cpu_count", lambda: 2)
+    from benchmarks.serving import measurements
+    monkeypatch.setattr(measurements.os, "cpu_count", lambda: 2)
     result = {"n": 2, "pages": 1, "served": {"page 0": 300.0, "light 1": 100.0}, "headless": [600.0, 400.0],
               "headless_cpu": 200.0,
               "cpu": {"workers": 90.0, "server": 30.0, "benchmark + Chromium": 60.0, "light clients": 10.0,
                       "everything else on the machine": 10.0}}
-    summary = classroom.summarise(result)
+    summary = measurements.summarise(result)
     assert summary["ratio"] == pytest.approx(0.4)
     assert summary["cpu_left"] == pytest.approx(120.0)  # 200 % less 80 % of clients and other programs
     assert summary["ratio_left"] == pytest.approx(400.0 / (500.0 * 1.2))  # headless: 500 steps per CPU second

@@ -763,3 +763,18 @@ def test_every_upload_type_has_a_hint():
     from engine.uploads import UPLOAD_HINTS, UPLOAD_TYPES
 
     assert set(UPLOAD_HINTS) == set(UPLOAD_TYPES)
+
+
+def test_an_rbm_run_draws_its_summed_out_hidden_units_given_the_chain_shown():
+    session = RunSession(small_config(target="rbm", target_params={}, sampler="gibbs", sampler_params={}, statistic="log_prob"), run=1,
+                         request=1, max_particles=100_000)
+    advance(session, 5)
+    info = session.info()
+    assert info.hidden_units == session.target.n_hidden == 16
+    for chain in (0, 2):
+        snapshot = session.snapshot(Display(chain=chain), everything=True)
+        state = session.buffer.latest_states()[chain]
+        expected = session.target.hidden_probabilities(state).reshape(4, 4)
+        np.testing.assert_array_equal(snapshot.hidden_image, expected.astype(np.float32))
+    plain = RunSession(small_config(), run=1, request=1, max_particles=100_000)
+    assert plain.info().hidden_units == 0 and plain.snapshot(Display(), everything=True).hidden_image is None

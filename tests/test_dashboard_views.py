@@ -16,7 +16,7 @@ import pytest
 from bokeh.models import ColorBar
 
 import targets
-from dashboard.controls import CUSTOM_RUN, NOT_LOADED
+from dashboard.preset_picker import CUSTOM_RUN, DEFAULT_RUN, NOT_LOADED
 from dashboard.explorer import Explorer, open_link
 from dashboard.views.adaptation import AdaptationView
 from dashboard.views.balancing import BalancingView
@@ -70,7 +70,7 @@ def explorer():
 
 def test_flush_moves_steps_into_status_lattice_and_traces(explorer):
     advance(explorer, 25)
-    settle(explorer, lambda: "steps 25 ·" in explorer.controls.status.object)
+    settle(explorer, lambda: "steps 25 ·" in explorer.controls.runs.status.object)
     traces = view(explorer, TraceView)
     assert list(traces.source.data["step"]) == list(range(26))
     statistic = explorer.client.history["statistic"]
@@ -87,15 +87,25 @@ def test_flush_moves_steps_into_status_lattice_and_traces(explorer):
 def test_a_preset_not_yet_loaded_says_it_is_not_the_run_shown(explorer):
     controls = explorer.controls
     settle(explorer, lambda: built(explorer.client))
-    name = next(iter(controls._presets))
-    assert controls.preset.value == name
-    assert explorer.client.config.to_dict() != controls._presets[name].run_config().to_dict()
-    assert NOT_LOADED in controls.preset_info.object  # the page opens on another run than this preset
-    controls.load_preset.clicks += 1
-    settle(explorer, lambda: built(explorer.client) and NOT_LOADED not in controls.preset_info.object)
+    name = next(iter(controls.presets._presets))
+    assert controls.presets.preset.value == name
+    assert explorer.client.config.to_dict() != controls.presets._presets[name].run_config().to_dict()
+    assert NOT_LOADED in controls.presets.preset_info.object  # the page opens on another run than this preset
+    controls.presets.load_preset.clicks += 1
+    settle(explorer, lambda: built(explorer.client) and NOT_LOADED not in controls.presets.preset_info.object)
     config = explorer.client.config
     applied(explorer, RunConfig.from_dict({**config.to_dict(), "seed": config.seed + 1}))
-    settle(explorer, lambda: NOT_LOADED in controls.preset_info.object)
+    settle(explorer, lambda: NOT_LOADED in controls.presets.preset_info.object)
+    assert controls.presets.preset_info.object.startswith(f"**{CUSTOM_RUN}**")
+
+
+def test_the_page_opening_on_its_default_run_says_so_not_that_it_is_a_custom_run():
+    app = explorer_for(RunConfig())
+    try:
+        info = app.controls.presets.preset_info.object
+        assert info.startswith(f"**{DEFAULT_RUN}**") and CUSTOM_RUN not in info and NOT_LOADED in info
+    finally:
+        app.close()
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -105,11 +115,11 @@ def test_a_link_opens_under_its_own_preset_or_says_it_is_a_custom_run(seed):
     app = open_link(link_query(RunConfig.from_dict({**preset.config, "seed": seed})))  # seed 0: the preset's
     try:
         settle(app, lambda: built(app.client))
-        info = app.controls.preset_info.object
+        info = app.controls.presets.preset_info.object
         if seed:
             assert info.startswith(f"**{CUSTOM_RUN}**") and NOT_LOADED in info
         else:
-            assert app.controls.preset.value == name and preset.description in info
+            assert app.controls.presets.preset.value == name and preset.description in info
             assert NOT_LOADED not in info and CUSTOM_RUN not in info
     finally:
         app.close()
@@ -117,21 +127,22 @@ def test_a_link_opens_under_its_own_preset_or_says_it_is_a_custom_run(seed):
 
 def test_a_preset_meant_to_show_a_failure_says_so_and_a_run_that_barely_moves_is_flagged(explorer):
     controls = explorer.controls
-    name = next(name for name, preset in controls._presets.items() if preset.shows_failure
+    name = next(name for name, preset in controls.presets._presets.items() if preset.shows_failure
                 and preset.config["target"] == "spin_glass_3d")
-    failure = controls._presets[name].shows_failure
-    controls.preset.value = name
-    assert "Meant to show a failure:** " + failure in controls.preset_info.object
-    controls.load_preset.clicks += 1
+    failure = controls.presets._presets[name].shows_failure
+    controls.presets.preset.value = name
+    assert "Meant to show a failure:** " + failure in controls.presets.preset_info.object
+    controls.presets.load_preset.clicks += 1
     settle(explorer, lambda: built(explorer.client) and explorer.client.config.target == "spin_glass_3d")
-    settle(explorer, lambda: "this preset shows a failure:</b> " + failure in controls.status.object)
+    settle(explorer, lambda: "this preset shows a failure:</b> " + failure in controls.runs.status.object)
     # the same settings with another seed are no longer the preset, and the status reads the run's own acceptance
     config = explorer.client.config
     applied(explorer, RunConfig.from_dict({**config.to_dict(), "seed": config.seed + 1, "compare_sampler": ""}))
-    settle(explorer, lambda: "steps 0 ·" in controls.status.object)
-    assert "preset shows a failure" not in controls.status.object and "barely moves" not in controls.status.object
+    settle(explorer, lambda: "steps 0 ·" in controls.runs.status.object)
+    assert ("preset shows a failure" not in controls.runs.status.object
+            and "barely moves" not in controls.runs.status.object)
     advance(explorer, 1000)
-    settle(explorer, lambda: "<b>⚠ the chain barely moves</b> (acceptance 0)" in controls.status.object)
+    settle(explorer, lambda: "<b>⚠ the chain barely moves</b> (acceptance 0)" in controls.runs.status.object)
 
 
 def test_lattice_shows_the_chosen_chain_and_segmentation_inputs(explorer):
@@ -381,7 +392,7 @@ def test_learning_view_follows_lsb_and_freeze_now_stops_it():
         advance(app, 10)
         np.testing.assert_array_equal(balancing.curve_source.data["g"], frozen_curve)
         # the download records the requested settings and the frozen kernel, and loads back as the same run
-        record = json.loads(app.controls._config_file().read())
+        record = json.loads(app.controls.sharing._config_file().read())
         assert record["sampler_params"] == {"parametrization": "lsb1", "burn_in": 500}
         assert record["frozen"]["at_step"] == 60 and record["frozen"]["sampler_params"]["burn_in"] == 0
         assert set(record["frozen"]["sampler_params"]["theta"]) and RunConfig.from_dict(record).sampler == "lsb"
@@ -435,25 +446,26 @@ def test_invalid_settings_show_a_message_and_keep_the_run(explorer):
     controls.target.value = "markov_network"
     controls.sampler.value = "gwg"
     controls.apply()
-    settle(explorer, lambda: controls.alert.visible)
-    assert "differentiable" in controls.alert.object
+    settle(explorer, lambda: controls.runs.alert.visible)
+    assert "differentiable" in controls.runs.alert.object
     assert explorer.client.config.target == "ising_segmentation" and explorer.client.status.n_steps == 10
     controls.sampler.value = "metropolis"
     assert controls.apply()
     settle(explorer, lambda: explorer.client.info.target_name == "markov_network")
-    assert not controls.alert.visible
+    assert not controls.runs.alert.visible
 
 
 def test_presets_load_into_the_widgets(explorer):
     controls = explorer.controls
-    controls.preset.value = "OPAD Fig. 1 · 1-D Ising chain · Metropolis"
-    controls._on_load_preset()
+    controls.presets.preset.value = "OPAD Fig. 1 · 1-D Ising chain · Metropolis"
+    controls.presets._on_load_preset()
     settle(explorer, lambda: controls.target.value == "ising1d")
     assert controls.sampler.value == "metropolis"
     assert explorer.client.config.n_chains == 20 and controls.n_chains.value == 20
     assert controls.draft().to_dict() == explorer.client.config.to_dict()
-    controls.preset.value = "OPAD Fig. 1 · 1-D Ising chain · locally balanced √t, OPAD+ with every scored neighbour"
-    controls._on_load_preset()
+    controls.presets.preset.value = ("OPAD Fig. 1 · 1-D Ising chain · locally balanced √t, "
+                                     "OPAD+ with every scored neighbour")
+    controls.presets._on_load_preset()
     settle(explorer, lambda: controls.opad_neighbours.value)
     assert explorer.client.info.capabilities.records_neighbours
     assert controls.draft().to_dict() == explorer.client.config.to_dict()
@@ -461,8 +473,8 @@ def test_presets_load_into_the_widgets(explorer):
 
 def test_parallel_tempering_shows_its_base_samplers_parameters(explorer):
     controls = explorer.controls
-    controls.preset.value = next(name for name in controls._presets if name.startswith("Tempering ·"))
-    controls._on_load_preset()
+    controls.presets.preset.value = next(name for name in controls.presets._presets if name.startswith("Tempering ·"))
+    controls.presets._on_load_preset()
     settle(explorer, lambda: controls.sampler.value == "parallel_tempering")
     form = controls._sampler_forms["parallel_tempering"]
     assert form.widgets["base"].value == "metropolis" and form.widgets["n_replicas"].value == 8
@@ -475,11 +487,11 @@ def test_parallel_tempering_shows_its_base_samplers_parameters(explorer):
     assert controls.apply(draft)
     settle(explorer, lambda: explorer.client.config is draft and explorer.client.info is not None
            and explorer.client.info.sampler == "parallel_tempering")
-    assert not controls.alert.visible
+    assert not controls.runs.alert.visible
     nested.widgets["burn_in"].value = 100  # a kernel still adapting cannot be tempered: refused in the page
     controls.apply()
-    settle(explorer, lambda: controls.alert.visible)
-    assert "fixed kernel in every replica" in controls.alert.object
+    settle(explorer, lambda: controls.runs.alert.visible)
+    assert "fixed kernel in every replica" in controls.runs.alert.object
 
 
 def test_upload_and_configuration_import(explorer):
@@ -490,12 +502,12 @@ def test_upload_and_configuration_import(explorer):
     settle(explorer, lambda: explorer.client.info.dim == 6)
     assert "tiny.uai" in controls.upload_note.object
     upload(controls.upload, "broken.uai", b"MARKOV\n2\n2 2\n1\n1 7\n")
-    assert "line" in controls.alert.object and explorer.client.info.dim == 6
-    exported = controls._config_file().read()
-    upload(controls.import_config, "broken.json", b"{broken")
-    assert "not valid JSON" in controls.alert.object
-    upload(controls.import_config, "run.json", exported.encode())
-    settle(explorer, lambda: not controls.alert.visible and explorer.client.config.to_json() == exported)
+    assert "line" in controls.runs.alert.object and explorer.client.info.dim == 6
+    exported = controls.sharing._config_file().read()
+    upload(controls.sharing.import_config, "broken.json", b"{broken")
+    assert "not valid JSON" in controls.runs.alert.object
+    upload(controls.sharing.import_config, "run.json", exported.encode())
+    settle(explorer, lambda: not controls.runs.alert.visible and explorer.client.config.to_json() == exported)
 
 
 def test_a_run_stored_by_a_sweep_opens_and_replays_its_trace(explorer, tmp_path):
@@ -503,7 +515,7 @@ def test_a_run_stored_by_a_sweep_opens_and_replays_its_trace(explorer, tmp_path)
 
     spec = RunSpec(make_config(), steps=12, trace_points=13)
     report = run_sweep(Sweep("class", 3, (spec,)), tmp_path, workers=0, progress=False)
-    upload(explorer.controls.import_config, "run.npz", report.store.path(spec.run_id).read_bytes())
+    upload(explorer.controls.sharing.import_config, "run.npz", report.store.path(spec.run_id).read_bytes())
     stored = report.store.read(spec.run_id)
     settle(explorer, lambda: explorer.client.config.seed == stored["sampler_seed"] and built(explorer.client))
     advance(explorer, 12)
@@ -513,13 +525,13 @@ def test_a_run_stored_by_a_sweep_opens_and_replays_its_trace(explorer, tmp_path)
 def test_a_file_over_the_limit_is_refused_in_the_browser_with_its_size(explorer):
     controls = explorer.controls
     controls.upload.refused = {"name": "huge.npz", "size": 15_000_000, "serial": 1}
-    assert controls.alert.visible
-    assert "huge.npz is 15 MB" in controls.alert.object and "10 MB" in controls.alert.object
+    assert controls.runs.alert.visible
+    assert "huge.npz is 15 MB" in controls.runs.alert.object and "10 MB" in controls.runs.alert.object
 
 
 def test_traces_download_is_csv(explorer):
     advance(explorer, 4)
-    text = explorer.controls._traces_file().read()
+    text = explorer.controls.sharing._traces_file().read()
     assert text.splitlines()[0].startswith("step,n_evals,seconds,log_prob_0")
     assert len(text.strip().splitlines()) == 6
 
@@ -643,7 +655,7 @@ def test_the_live_beta_slider_moves_the_run_and_reset_starts_at_the_new_beta():
     app = make_explorer(target="ising_lattice", target_params={"size": 8, "beta": 0.3}, sampler="swendsen_wang",
                         sampler_params={}, n_chains=2, statistic="magnetisation")
     try:
-        slider = app.controls.live_beta
+        slider = app.controls.runs.live_beta
         assert slider.visible and slider.value == 0.3 and "β_c ≈ 0.4407" in slider.label
         advance(app, 20)
         with param.edit_constant(slider):

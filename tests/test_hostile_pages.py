@@ -93,18 +93,19 @@ def explorer():
 
 
 def alert_shows(app, text: str) -> None:
-    settle(app, lambda: app.controls.alert.visible and text in rendered(app.controls.alert).text)
+    settle(app, lambda: app.controls.runs.alert.visible and text in rendered(app.controls.runs.alert).text)
 
 
 # -- 1. no user text is ever markup ------------------------------------------------------------------------
 @pytest.mark.parametrize("hostile", HOSTILE)
 def test_configuration_keys_and_values_are_shown_as_text(explorer, hostile):
-    alert = explorer.controls.alert
+    alert = explorer.controls.runs.alert
     for config in ({hostile: 1}, {"target_params": {hostile: 1}}, {"sampler_params": {hostile: 1}}):
-        upload(explorer.controls.import_config, "run.json", json.dumps(config).encode())
+        upload(explorer.controls.sharing.import_config, "run.json", json.dumps(config).encode())
         alert_shows(explorer, hostile)
         assert_shown_as_text(alert, hostile)
-    upload(explorer.controls.import_config, "run.json", json.dumps({"statistic": hostile}).encode())  # the worker's
+    upload(explorer.controls.sharing.import_config, "run.json",
+           json.dumps({"statistic": hostile}).encode())  # the worker's
     alert_shows(explorer, hostile)  # refusal quotes the value
     assert_shown_as_text(alert, hostile)
 
@@ -115,9 +116,9 @@ def test_file_names_are_shown_as_text(explorer, hostile):
     controls.target.value, controls.sampler.value = "markov_network", "gibbs"
     upload(controls.upload, f"{hostile}.uai", b"MARKOV\n2\n2 2\n1\n1 7\n")
     alert_shows(explorer, hostile)
-    assert_shown_as_text(controls.alert, hostile)
+    assert_shown_as_text(controls.runs.alert, hostile)
     controls.upload.refused = {"name": hostile, "size": 15_000_000, "serial": 1}
-    assert_shown_as_text(controls.alert, hostile)
+    assert_shown_as_text(controls.runs.alert, hostile)
     upload(controls.upload, f"{hostile}.uai", TINY_UAI.encode())
     settle(explorer, lambda: explorer.client.info.dim == 6 and hostile in rendered(controls.upload_note).text)
     assert_shown_as_text(controls.upload_note, hostile)
@@ -128,7 +129,7 @@ def test_link_contents_are_shown_as_text(hostile):
     app = open_link(packed({hostile: 1}))
     try:
         alert_shows(app, hostile)
-        assert_shown_as_text(app.controls.alert, hostile)
+        assert_shown_as_text(app.controls.runs.alert, hostile)
     finally:
         app.close()
 
@@ -136,16 +137,16 @@ def test_link_contents_are_shown_as_text(hostile):
 # -- 2. every door gives the same refusal ------------------------------------------------------------------
 def test_a_link_over_budget_shows_the_files_refusal_and_runs_the_default(explorer):
     over = small_config(**OVER_BUDGET)
-    upload(explorer.controls.import_config, "big.json", over.to_json().encode())
+    upload(explorer.controls.sharing.import_config, "big.json", over.to_json().encode())
     alert_shows(explorer, "one run may use 2 GB")
-    refusal = rendered(explorer.controls.alert).text
+    refusal = rendered(explorer.controls.runs.alert).text
     explorer.client.error = ""
     assert not explorer.controls.apply(over)  # Apply settings
-    assert rendered(explorer.controls.alert).text == refusal
+    assert rendered(explorer.controls.runs.alert).text == refusal
     app = open_link(link_query(over))
     try:
         settle(app, lambda: built(app.client))
-        assert app.controls.alert.visible and refusal in rendered(app.controls.alert).text
+        assert app.controls.runs.alert.visible and refusal in rendered(app.controls.runs.alert).text
         assert app.client.config.to_dict() == RunConfig().to_dict() and not app.waiting.visible
     finally:
         app.close()
@@ -174,7 +175,7 @@ def test_a_refused_file_is_never_reported_in_use_nor_sent_again(explorer, name, 
     assert name not in rendered(controls.upload_note).text and "good.npz" in rendered(controls.upload_note).text
     np.testing.assert_array_equal(client.config.target_params["J"], good)
     assert controls.apply()  # Apply settings sends the file in use, not the refused one
-    settle(explorer, lambda: built(client) and not controls.alert.visible)
+    settle(explorer, lambda: built(client) and not controls.runs.alert.visible)
     np.testing.assert_array_equal(client.config.target_params["J"], good)
 
 
@@ -182,11 +183,11 @@ def test_a_refused_file_is_never_reported_in_use_nor_sent_again(explorer, name, 
 @pytest.mark.parametrize("action", ["start", "step"])
 def test_an_error_clears_when_a_later_start_or_step_succeeds(explorer, action):
     client = explorer.client
-    upload(explorer.controls.import_config, "broken.json", b"{broken")
-    assert explorer.controls.alert.visible
+    upload(explorer.controls.sharing.import_config, "broken.json", b"{broken")
+    assert explorer.controls.runs.alert.visible
     getattr(client, action)()
     settle(explorer, lambda: client.status.n_steps > 0)
-    assert not explorer.controls.alert.visible and client.error == ""
+    assert not explorer.controls.runs.alert.visible and client.error == ""
 
 
 # -- every reader's failure reaches the page --------------------------------------------------------------
@@ -210,7 +211,7 @@ def corrupted(archive: bytes) -> bytes:
     (corrupted(stored_run_archive(sampler_seed=np.array(3))), "not a readable stored run (zlib.error)"),
 ])
 def test_a_hostile_stored_run_is_refused_in_the_page(explorer, data, reason):
-    upload(explorer.controls.import_config, "run.npz", data)
+    upload(explorer.controls.sharing.import_config, "run.npz", data)
     alert_shows(explorer, reason)
     assert explorer.client.config.to_dict() == small_config().to_dict()
 
@@ -219,8 +220,8 @@ def test_a_reader_failing_in_a_way_nobody_listed_is_refused_in_the_page(explorer
     def broken(data):
         raise ZeroDivisionError("a reader's own bug")
 
-    monkeypatch.setattr("dashboard.controls.config_from_stored_run", broken)
-    upload(explorer.controls.import_config, "run.npz", stored_run_archive(sampler_seed=np.array(3)))
+    monkeypatch.setattr("dashboard.sharing.config_from_stored_run", broken)
+    upload(explorer.controls.sharing.import_config, "run.npz", stored_run_archive(sampler_seed=np.array(3)))
     alert_shows(explorer, "the file could not be read (ZeroDivisionError: a reader's own bug)")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import torch
@@ -39,6 +41,17 @@ def test_shapes_and_parameters(tiny):
     # log p̃(v) = Σ_j softplus((vW)_j) = 2 log(1 + e^{|v|}) for W = 1 and zero biases.
     v = random_states(10, 5)
     np.testing.assert_allclose(ones.log_prob(v), 2 * np.log1p(np.exp(v.sum(axis=1))))
+
+
+def test_hidden_probabilities_are_the_joint_models_conditionals(tiny):
+    """p(h_j = 1 | v) from the joint p̃(v, h) = exp(bᵀv + cᵀh + vᵀWh), by summing over all 2^H hidden states."""
+    v = random_states(6, tiny.dim).astype(np.float64)
+    W, b, c = tiny.weights, tiny.visible_bias, tiny.hidden_bias
+    hidden = np.array(list(itertools.product((0.0, 1.0), repeat=tiny.n_hidden)))
+    joint = np.exp(v @ b[:, None] + (hidden @ c)[None, :] + v @ W @ hidden.T)  # (n, 2^H)
+    expected = joint @ hidden / joint.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(tiny.hidden_probabilities(v.astype(np.uint8)), expected, rtol=1e-12)
+    assert tiny.hidden_probabilities(v[0].astype(np.uint8)).shape == (1, tiny.n_hidden)
 
 
 def test_log_partition_matches_enumeration(tiny):

@@ -38,7 +38,11 @@ def build(name: str) -> targets.Target:
 
 def stored_arrays(value, seen=None):
     """Every numpy array reachable from ``value`` through containers and object attributes (param's own
-    bookkeeping aside); sparse matrices are reached through their data and index arrays."""
+    bookkeeping aside); sparse matrices are reached through their data and index arrays.
+
+    Deliberately broader than the walker the targets freeze with (``targets.base._held_arrays``, which follows only
+    containers, dataclasses, sparse matrices and the package's own objects): an array that walker misses is caught
+    here instead of being trusted to it."""
     seen = set() if seen is None else seen
     if id(value) in seen or callable(value) or isinstance(value, (str, bytes, int, float, type(None))):
         return

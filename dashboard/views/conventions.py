@@ -26,7 +26,9 @@ CHAR_PIXELS = 8
 #: Characters of a title line: a plot on a 1000 px window may be 300 px wide.
 TITLE_CHARS = 300 // CHAR_PIXELS
 #: Fewest pixels between two tick labels (a label of up to five characters, and room around it).
-TICK_PIXELS = 60
+TICK_PIXELS = 50
+#: Fewest ticks an axis asks for: with two, a range such as [−180, 20] gets its only tick at 0.
+MIN_TICKS = 3
 #: Font size of every legend's labels.
 LEGEND_FONT = "8pt"
 #: Single chains a trace draws beside the mean (and band) of all of them.
@@ -103,11 +105,11 @@ def engineering(unit: str = "", per_tick: bool = False) -> CustomJSTickFormatter
 
 def number_ticks(*axes, unit: str = "", pixels: int | None = None) -> None:
     """Label the ticks of every axis in ``axes`` (Bokeh axes or splattable lists) in engineering notation; on an
-    axis at least ``pixels`` long, at most a label every ``TICK_PIXELS``."""
+    axis at least ``pixels`` long, at most a label every ``TICK_PIXELS`` (and at least ``MIN_TICKS`` asked for)."""
     for axis in axes:
         axis.formatter = engineering(unit)
         if pixels is not None:
-            axis.ticker.desired_num_ticks = max(2, pixels // TICK_PIXELS)
+            axis.ticker.desired_num_ticks = max(MIN_TICKS, pixels // TICK_PIXELS)
 
 
 def integer_ticks(*axes, unit: str = "", pixels: int | None = None) -> None:

@@ -2,8 +2,11 @@
 
 2-D lattices are drawn as the lattice, a 3-D lattice as one slice (slider),
 a ring as a row of spins, variable selection as a row of named predictors, a
-DAG as its adjacency matrix (parents × children, named), an RBM as its visible
-image beside its hidden units (each block titled under it), other targets as a
+DAG as its adjacency matrix (parents × children, named), a Boltzmann machine
+with hidden units in the state (Gabor) as its visible image beside its hidden
+units (each block titled under it), an RBM whose hidden units are summed out
+as its visible image beside what they say of it, p(h_j = 1 | v) (the chain's
+hidden units drawn from it would be on with these probabilities), other targets as a
 near-square grid of their bits (row-major; see ``model.images``). For the
 segmentation target the ground-truth object and the noisy observation are
 drawn small (``INPUT_SIDE``), side by side under the state, so that the state,
@@ -54,6 +57,8 @@ MEAN_BAR_PIXELS = 50
 #: Pixels of the longer side of the segmentation's ground truth and observation: two side by side fit a state card
 #: 270 px wide (a 1000 px window), under the state and above the key within the first screen.
 INPUT_SIDE = 120
+#: Pixels of the longer side of an RBM's hidden units p(h | v): beside the state in a 270 px card's first screen.
+HIDDEN_SIDE = 120
 #: Narrowest width of the running-mean checkbox (px): beside the chain input in a 270 px card, its label on two lines.
 CHECKBOX_MIN_WIDTH = 120
 
@@ -185,7 +190,9 @@ class LatticeView(LiveView):
         self._truth = ImagePanel("ground truth", STATE_COLOURS, side=INPUT_SIDE)
         self._observation = ImagePanel("observation y", OBSERVATION_PALETTE, low=-1.0, side=INPUT_SIDE)
         self._inputs = pn.FlexBox(self._truth.pane, self._observation.pane)  # one item: the pair is never split
-        self._mean.figure.add_layout(ColorBar(color_mapper=self._mean.mapper, width=8, padding=2), "right")
+        self._hidden = ImagePanel("hidden units: p(hⱼ = 1 | v)", MEAN_PALETTE, side=HIDDEN_SIDE)
+        for panel in (self._mean, self._hidden):
+            panel.figure.add_layout(ColorBar(color_mapper=panel.mapper, width=8, padding=2), "right")
         self._figures = pn.FlexBox(sizing_mode="stretch_width")
         self.key = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["state-key"])
         self._layout = pn.Column(pn.FlexBox(self.chain, self.depth, self.show_mean, self.slow_motion,
@@ -213,6 +220,9 @@ class LatticeView(LiveView):
             panel.configure(shape, info.image_axes)
         for panel in (self._truth, self._observation):
             panel.configure(shape)
+        if info.hidden_units:
+            self._hidden.configure(grid_shape(None, info.hidden_units))
+            self._hidden.figure.width += MEAN_BAR_PIXELS
         self._has_inputs = bool(info.inputs)
         spread = None
         if self._has_inputs:
@@ -227,8 +237,10 @@ class LatticeView(LiveView):
         self._stop_replay()
 
     def _arrange(self) -> None:
-        """The state, the running mean if asked for, then the target's inputs (segmentation), as a pair."""
-        shown = [self._state.pane] + ([self._mean.pane] if self.show_mean.value else [])
+        """The state, an RBM's hidden units given it, the running mean if asked for, then the target's inputs
+        (segmentation), as a pair."""
+        hidden = [self._hidden.pane] if self._info is not None and self._info.hidden_units else []
+        shown = [self._state.pane] + hidden + ([self._mean.pane] if self.show_mean.value else [])
         self._figures[:] = shown + ([self._inputs] if self._has_inputs else [])
 
     def _on_display(self, *events) -> None:
@@ -284,6 +296,8 @@ class LatticeView(LiveView):
                 self._state.show(snapshot.image)
         if snapshot.mean_image is not None and self.show_mean.value:
             self._mean.show(snapshot.mean_image)
+        if snapshot.hidden_image is not None:
+            self._hidden.show(snapshot.hidden_image)
 
     def __panel__(self):
         return self._layout

@@ -34,7 +34,8 @@ require_chromium()
 
 from playwright.sync_api import Page, expect  # noqa: E402
 
-from dashboard.controls import CONFIG_FILES, NOT_LOADED  # noqa: E402
+from dashboard.controls import CONFIG_FILES  # noqa: E402
+from dashboard.preset_picker import NOT_LOADED  # noqa: E402
 from engine.config import RunConfig  # noqa: E402
 from engine.links import link_query  # noqa: E402
 from samplers.diagnostics.verdicts import VERDICTS  # noqa: E402

@@ -1,0 +1,115 @@
+"""The page-speed phase: how soon a fresh server's pages show their Start button and their first lattice.
+
+A fresh ``panel serve app.py`` is started and, as soon as it answers, a first
+page opens; then ``--speed-pages`` pages open one after the other and
+``--speed-burst`` at once. Each page records, in the page, when its Start
+button is first laid out and enabled and when its first lattice is drawn
+(``PAGE_SPEED_JS``); the goals are in ``PAGE_SPEED_GOALS``.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+import time
+from pathlib import Path
+
+from benchmarks.serving.clients import TIMEOUT
+from benchmarks.serving.dashboard_live import IMAGE_READY
+from benchmarks.serving.server import Server
+
+#: Run in every page before its own scripts: records in ``window.__pageSpeed`` when (``Date.now()``, ms) the Start
+#: button is first shown (laid out, enabled; Panel's buttons sit in shadow roots) and the first lattice is drawn.
+PAGE_SPEED_JS = """
+(() => {
+  const imageReady = %s;
+  const speed = window.__pageSpeed = {start: null, plot: null};
+  const startShown = (root) => {
+    for (const el of root.querySelectorAll("*")) {
+      if (el.tagName === "BUTTON" && !el.disabled && el.textContent.trim() === "Start") {
+        const box = el.getBoundingClientRect();
+        if (box.width > 0 && box.height > 0) return true;
+      }
+      if (el.shadowRoot && startShown(el.shadowRoot)) return true;
+    }
+    return false;
+  };
+  const check = () => {
+    if (speed.start === null && startShown(document)) speed.start = Date.now();
+    if (speed.plot === null && imageReady()) speed.plot = Date.now();
+    if (speed.start === null || speed.plot === null) setTimeout(check, 25);
+  };
+  check();
+})();
+""" % IMAGE_READY.strip()
+#: The page-speed goals of issue 31: the first page after the server starts shows its Start button within 5 s,
+#: every later page within 3 s (seconds).
+PAGE_SPEED_GOALS = {"first": 5.0, "later": 3.0}
+
+
+def _open_timed(browser, url: str) -> tuple:
+    """A new page (its own context) navigating to ``url``, without waiting; (context, page, Date.now() at the
+    navigation's start in ms)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.add_init_script(PAGE_SPEED_JS)
+    page = context.new_page()
+    page.goto("about:blank")
+    opened = page.evaluate("url => { const now = Date.now(); window.location.href = url; return now; }", url)
+    return context, page, opened
+
+
+def _shown(page, opened: float, deadline: float) -> tuple[float, float]:
+    """Seconds from ``opened`` (ms) until ``page`` showed its Start button and its first lattice (nan if not by
+    ``deadline``, monotonic)."""
+    while True:
+        try:
+            speed = page.evaluate("() => window.__pageSpeed || null")
+        except Exception:  # noqa: BLE001 — the page is between documents (navigating)
+            speed = None
+        if speed and speed["start"] is not None and speed["plot"] is not None:
+            break
+        if time.monotonic() > deadline:
+            speed = speed or {"start": None, "plot": None}
+            break
+        time.sleep(0.05)
+    return tuple(math.nan if speed[key] is None else (speed[key] - opened) / 1000 for key in ("start", "plot"))
+
+
+def page_speed(args, browser, log_dir: Path) -> dict:
+    """A fresh ``panel serve app.py``: seconds from its start to the first page's Start button and first lattice
+    (the page opens as soon as the server answers), then ``--speed-pages`` pages opened one after the other (each
+    once the previous one drew its lattice, then closed) and ``--speed-burst`` pages opened at once."""
+    result: dict = {"sequential": [], "burst": []}
+    started_ms = time.time() * 1000
+    server = Server(args.port, shlex.split(args.budget_args), args.session_lifetime_ms,
+                    log_dir / "server-page-speed.log")
+    contexts = []
+    try:
+        result["answers"] = server.wait_ready()
+        context, page, opened = _open_timed(browser, server.url)
+        contexts.append(context)
+        start, plot = _shown(page, opened, time.monotonic() + TIMEOUT)
+        since_start = (opened - started_ms) / 1000
+        result["first"] = (since_start + start, since_start + plot, start, plot)
+        context.close()
+        for _ in range(args.speed_pages):
+            context, page, opened = _open_timed(browser, server.url)
+            contexts.append(context)
+            result["sequential"].append(_shown(page, opened, time.monotonic() + TIMEOUT))
+            context.close()
+        opened_pages = [_open_timed(browser, server.url) for _ in range(args.speed_burst)]
+        contexts += [context for context, _, _ in opened_pages]
+        deadline = time.monotonic() + TIMEOUT
+        result["burst"] = [_shown(page, opened, deadline) for _, page, opened in opened_pages]
+    finally:
+        for context in contexts:
+            try:
+                context.close()
+            except Exception:  # noqa: BLE001 — closed already
+                pass
+        server.stop()
+        server.kill_leftovers()
+        result["log_errors"] = server.log_errors()
+    return result
+
+
