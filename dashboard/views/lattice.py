@@ -57,15 +57,17 @@ MEAN_BAR_PIXELS = 50
 #: Pixels of the longer side of the segmentation's ground truth and observation: two side by side fit a state card
 #: 270 px wide (a 1000 px window), under the state and above the key within the first screen.
 INPUT_SIDE = 120
-#: Pixels of the longer side of an RBM's hidden units p(h | v): beside the state in a 270 px card's first screen.
-HIDDEN_SIDE = 120
+#: Pixels of the longer side of an RBM's hidden units p(h | v): with its colour bar, beside the state in the state
+#: card of a 1280 px window.
+HIDDEN_SIDE = 72
 #: Narrowest width of the running-mean checkbox (px): beside the chain input in a 270 px card, its label on two lines.
 CHECKBOX_MIN_WIDTH = 120
 
 
-def state_key(target_name: str, observation_spread: float | None = None) -> str:
+def state_key(target_name: str, observation_spread: float | None = None, hidden_units: int = 0) -> str:
     """The colour key of a state image (HTML): a swatch for bits 0 and 1 named by what they mean for this target;
-    with ``observation_spread`` also the grey scale of the noisy observation y, from −spread (black) to +spread."""
+    with ``observation_spread`` also the grey scale of the noisy observation y, from −spread (black) to +spread;
+    with ``hidden_units`` what the picture beside the state shows."""
     meanings = BIT_MEANINGS.get(target_name, ("unit off", "unit on"))
     swatch = ("<span style='white-space:nowrap'><span style='display:inline-block;width:{}px;height:14px;"
               "background:{};border:1px solid #888;vertical-align:middle;margin:0 4px 0 10px'></span>{}</span> ")
@@ -74,6 +76,9 @@ def state_key(target_name: str, observation_spread: float | None = None) -> str:
     if observation_spread is not None:
         shown = number(observation_spread)
         items.append(swatch.format(42, "linear-gradient(to right, #000, #fff)", f"y from −{shown} to {shown}"))
+    if hidden_units:
+        items.append(f"<span style='margin-left:10px'>beside it, p(hⱼ = 1 | v): how likely each of the "
+                     f"{hidden_units} summed-out hidden units is on, given the state</span>")
     return "<span style='font-size:0.9em'>" + "".join(items) + "</span>"
 
 
@@ -190,7 +195,7 @@ class LatticeView(LiveView):
         self._truth = ImagePanel("ground truth", STATE_COLOURS, side=INPUT_SIDE)
         self._observation = ImagePanel("observation y", OBSERVATION_PALETTE, low=-1.0, side=INPUT_SIDE)
         self._inputs = pn.FlexBox(self._truth.pane, self._observation.pane)  # one item: the pair is never split
-        self._hidden = ImagePanel("hidden units: p(hⱼ = 1 | v)", MEAN_PALETTE, side=HIDDEN_SIDE)
+        self._hidden = ImagePanel("p(hⱼ = 1 | v)", MEAN_PALETTE, side=HIDDEN_SIDE)
         for panel in (self._mean, self._hidden):
             panel.figure.add_layout(ColorBar(color_mapper=panel.mapper, width=8, padding=2), "right")
         self._figures = pn.FlexBox(sizing_mode="stretch_width")
@@ -231,7 +236,7 @@ class LatticeView(LiveView):
             self._truth.show(info.inputs["ground_truth"])
             self._observation.show(info.inputs["observation"])
         self._mean.figure.width += MEAN_BAR_PIXELS  # its colour bar beside the image, not taken from it
-        self.key.object = state_key(info.target_name, spread)
+        self.key.object = state_key(info.target_name, spread, info.hidden_units)
         self._arrange()
         self.slow_motion.visible = info.capabilities.replays_moves
         self._stop_replay()
