@@ -282,7 +282,8 @@ class RunSession:
             bvs = BvsInfo(tuple(target.predictor_names), target.true_inclusion)
         if target.registry_name == "dag":
             dag = DagInfo(tuple(target.node_names), np.asarray(target.edge_pairs), target.true_adjacency)
-        return RunInfo(run=self.run, request=self.request, sampler=self.config.sampler, target_name=target.registry_name,
+        return RunInfo(run=self.run, request=self.request, sampler=self.config.sampler,
+                       target_name=target.registry_name,
                        dim=target.dim, n_chains=self.sampler.n_chains, image_shape=target.image_shape,
                        image_positions=target.image_positions, image_axes=target.image_axes,
                        capabilities=self.capabilities, statistic=self.config.statistic,

@@ -207,7 +207,8 @@ def _recorded() -> dict:
 
 def test_the_recorded_audit_was_measured_on_the_code_as_it_is():
     assert _recorded()["digest"] == source_digest(), (
-        f"samplers/, targets/, benchmarks/claims/ or benchmarks/papers/ changed since the claims were recorded: run `{RECORD_COMMAND}`")
+        f"samplers/, targets/, benchmarks/claims/ or benchmarks/papers/ changed since the claims were recorded: "
+        f"run `{RECORD_COMMAND}`")
 
 
 def test_the_source_digest_changes_with_a_measured_source(tmp_path):

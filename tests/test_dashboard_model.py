@@ -766,8 +766,8 @@ def test_every_upload_type_has_a_hint():
 
 
 def test_an_rbm_run_draws_its_summed_out_hidden_units_given_the_chain_shown():
-    session = RunSession(small_config(target="rbm", target_params={}, sampler="gibbs", sampler_params={}, statistic="log_prob"), run=1,
-                         request=1, max_particles=100_000)
+    config = small_config(target="rbm", target_params={}, sampler="gibbs", sampler_params={}, statistic="log_prob")
+    session = RunSession(config, run=1, request=1, max_particles=100_000)
     advance(session, 5)
     info = session.info()
     assert info.hidden_units == session.target.n_hidden == 16

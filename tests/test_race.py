@@ -13,7 +13,7 @@ import pytest
 
 from dashboard import race as card
 from dashboard.explorer import Explorer
-from engine import race as model
+from sweeps.bake_off import race as model
 from engine.budget import Budget
 from engine.config import RunConfig
 from engine.engine import Engine

@@ -546,7 +546,8 @@ def test_a_decompression_bomb_is_refused_with_its_size_and_the_session_goes_on(p
     assert_advancing(page)
 
 
-#: A verdict cell of the claims card holds exactly one word of the vocabulary (``samplers.diagnostics.verdicts.VERDICTS``).
+#: A verdict cell of the claims card holds exactly one word of the vocabulary
+#: (``samplers.diagnostics.verdicts.VERDICTS``).
 VERDICT = re.compile("^(" + "|".join(VERDICTS) + ")$")
 CLAIM_PRESET = "Claim · LSB Fig. 2 · LSB2 (two moves per step, the authors' schedule) beside √t at equal steps"
 
