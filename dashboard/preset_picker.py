@@ -70,7 +70,8 @@ class PresetPicker(pn.viewable.Viewer):
         running = self._running_preset()
         loaded = "" if running == self.preset.value else f"\n\n*{NOT_LOADED}*"
         config = self.client.config
-        opening = config is not None and config.to_dict() == DEFAULT_CONFIG
+        # the default run has no target parameters: a run with some (an uploaded model) is never serialised here
+        opening = config is not None and not config.target_params and config.to_dict() == DEFAULT_CONFIG
         custom = f"**{DEFAULT_RUN if opening else CUSTOM_RUN}**\n\n" if config is not None and not running else ""
         self.preset_info.object = f"{custom}**{self.preset.value}**\n\n{preset.description}{failure}{loaded}"
 
