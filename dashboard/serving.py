@@ -13,10 +13,11 @@ its own message. ``make serve`` calls it through ``serve_setup.py``
 
 ``warm_up()`` does, once and before the server accepts a connection, what
 the first session would otherwise do in its own request, on the server's
-event loop: start the workers' forkserver (``model.forkserver``; it imports
-the samplers and loads their compiled kernels in a process of its own, while
-this one goes on), import the dashboard (Panel's and Bokeh's modules, the
-samplers and torch: seconds), and build one explorer offline, without a
+event loop: start the workers' forkserver (``engine.forkserver``; it imports
+the samplers, torch and arviz-stats and loads the compiled kernels in a
+process of its own, while this one goes on), import the dashboard (Panel's and
+Bokeh's modules and the samplers, without torch or arviz-stats, which only
+workers use: about a second), and build one explorer offline, without a
 page: its run, in a worker forked from that forkserver, its views from the
 run's first snapshot, and its template's Bokeh document, which the first
 page would otherwise pay for with the first-use costs of every model class

@@ -11,7 +11,7 @@ import samplers
 import targets
 from samplers.common.exact import stationary_distribution
 from samplers.opad.particle_index import ParticleIndex, find_or_insert, pack_state
-from samplers.opad.store import KINDS, ParticleStore
+from samplers.opad.store import KINDS, PENDING_BYTES, ParticleStore
 from tests.tiny import TINY_TARGETS
 
 
@@ -345,3 +345,19 @@ def test_every_record_stream_folds_with_one_compiled_signature():
         store.flush()
         assert store.n_particles > 0
     assert len(_fold_steps.signatures) == 1
+
+
+def test_scored_neighbourhoods_are_folded_in_before_they_pass_the_pending_bytes():
+    """With scored neighbours a flush unfolds d neighbours of every chain's state: the store folds its queue in
+    before they (and their scores) pass ``PENDING_BYTES``, however large d is (at d = 1,024 and 64 chains the
+    old rule, which counted the states alone, queued 256 steps whose neighbourhoods took 17 GB)."""
+    target = targets.make("ising_segmentation", size=16, seed=0)  # d = 256: 1 MB of neighbourhoods per step
+    sampler = samplers.make("locally_balanced", target, n_chains=16, seed=0, record_neighbours=True)
+    store = ParticleStore(target, scored_neighbours=True)
+    step_bytes = 16 * target.dim * (target.dim + 8)  # one step's neighbour states and scores, as a flush has them
+    most_queued = 0
+    for _ in range(60):
+        store.update(sampler.step())
+        most_queued = max(most_queued, len(store._pending))
+    assert 0 < most_queued * step_bytes <= PENDING_BYTES
+    assert store.n_particles > 60 * 16  # the neighbourhoods were folded in

@@ -23,7 +23,8 @@ import targets
 from samplers.balanced.sumtree import LogSumTree
 from samplers.common.exact import stationary_distribution, transition_matrix
 from samplers.lsb.balancing import (BALANCING, KNOT_SPACING, KNOT_SPAN, MIXTURE, PARAMETRIZATIONS, BalancingTable,
-                                    make_parametrization)
+                                    learned_size)
+from samplers.lsb.networks import make_parametrization
 from samplers.lsb.learning import (dense_learning_terms, dense_proposals, mixture_component_log_g,
                                    mixture_tree_learning_terms)
 from samplers.lsb.optimizers import OPTIMIZERS
@@ -54,6 +55,17 @@ def frozen(name, target, parametrization, seed=0, **params):
 
 
 # -- the parametrisations -----------------------------------------------------------------------------
+@pytest.mark.parametrize("name", LEARNED)
+@pytest.mark.parametrize("hidden_units, blocks", [(1, 1), (6, 4), (10, 20)])
+def test_a_learned_functions_size_is_known_before_torch_builds_it(name, hidden_units, blocks):
+    function = make_parametrization(name, hidden_units=hidden_units, blocks=blocks)
+    size = learned_size(name, hidden_units=hidden_units, blocks=blocks)
+    assert size.parameters == sum(parameter.numel() for parameter in function.parameters())
+    assert size.traced == len(function.describe())
+    with pytest.raises(ValueError, match="parametrization must be one of"):
+        learned_size("lsb3")
+
+
 @settings(max_examples=60, deadline=None)
 @given(name=st.sampled_from(LEARNED), seed=st.integers(0, 10_000),
        log_t=st.lists(st.floats(-50.0, 50.0), min_size=1, max_size=20))

@@ -14,19 +14,20 @@ runs ``--sampling-iterations`` iterations (the paper: 30,000; the default 3,000 
 budget), the learned functions frozen. One run per (case, seed, sampler) gives both Fig. 2 (its first
 ``--iterations`` = 2000 iterations, Appendix D's K) and Table 2 (its tail), as in the authors' runner.
 
-**Fig. 2** ("LSB 2 … allows to outperform all previous cases in terms of number of target evaluations required
-to converge … e.g. in case 3 of Figure 2, LSB 2 converges twice time faster as the best balancing function
-√t"). Convergence of the chain mean m(a) of the mean spin is measured against equilibrium μ
-(``samplers.diagnostics.convergence``): the excess area ∫ max(|m − μ| − ε, 0) da / |m(0) − μ| over a budget common to the
-samplers compared (primary), and the first hit of the 1 % band (a run that never reaches it counts at its
-length, ``censored``; a seed where neither run reaches it gives no ratio, ``hit_ratios``). Ours: μ from a long √t run per seed from over-dispersed starts, trusted only when
-its split-R̂ < 1.01 (a seed without one gives no ratio, which keeps the evidence from being decisive). The
-authors' code: their 30 chains sample 30 posteriors, for which no long reference run fits the budget, and their
-sampling phase (3,000 single flips on 900 sites) is too short for a split-R̂ below 1.01; so μ is the plateau
-their figure shows — the mean, over the second half of the sampling phase, of their four fixed-function
-samplers' chain means (which sample the same 30 posteriors) — reported with the four's split-R̂ but not gated;
-ε = 2 sd of that chain mean. The ratio per seed is fixed / LSB2 (> 1: LSB2 faster). The axis the sentence names is target evaluations; the paper plots
-iterations (``eval.py`` plots the trace index under the label "Target Evaluations"). Their iterations are
+**Fig. 2** ("LSB 2 … allows to outperform all previous cases in terms of number of target evaluations required to
+converge … e.g. in case 3 of Figure 2, LSB 2 converges twice time faster as the best balancing function √t").
+Convergence of the chain mean m(a) of the mean spin is measured against equilibrium μ
+(``samplers.diagnostics.convergence``): the excess area ∫ max(|m − μ| − ε, 0) da / |m(0) − μ| over a budget common
+to the samplers compared (primary), and the first hit of the 1 % band (a run that never reaches it counts at its
+length, ``censored``; a seed where neither run reaches it gives no ratio, ``hit_ratios``). Ours: μ from a long √t
+run per seed from over-dispersed starts, trusted only when its split-R̂ < 1.01 (a seed without one gives no ratio,
+which keeps the evidence from being decisive). The authors' code: their 30 chains sample 30 posteriors, for which no
+long reference run fits the budget, and their sampling phase (3,000 single flips on 900 sites) is too short for a
+split-R̂ below 1.01; so μ is the plateau their figure shows — the mean, over the second half of the sampling phase,
+of their four fixed-function samplers' chain means (which sample the same 30 posteriors) — reported with the four's
+split-R̂ but not gated; ε = 2 sd of that chain mean. The ratio per seed is fixed / LSB2 (> 1: LSB2 faster). The axis
+the sentence names is target evaluations; the paper plots iterations (``eval.py`` plots the trace index under the
+label "Target Evaluations"). Their iterations are
 converted to evaluations with our counters' per-move cost of the same algorithm (stated in the details: a
 locally balanced move costs 1 + deg = 5 evaluations per chain, an LSB learning move twice that, as it also
 scores the probe's neighbourhood). Case 3 is judged against √t with ``Ratio(2)``; cases 1, 2 and 4 against the

@@ -501,20 +501,27 @@ def rbm_claim(args, evidence: RbmEvidence, columns: tuple, **fields) -> Claim:
                     "details": rbm_details(args, evidence, [found, theirs]), **fields})
 
 
+def figure_4_claim(args, evidence: RbmEvidence, judge, fair, **fields) -> Claim:
+    """A claim of §5.2's Fig. 4 on the RBM (``rbm_claim`` of ``judge``'s columns), with its fairness note ``fair(ours)``
+    when our runs exist."""
+    return rbm_claim(args, evidence, evidence.columns(judge), where="§5.2, Fig. 4 (RBM)",
+                     fair=fair(evidence.ours) if evidence.ours else "—", **fields)
+
+
 def figure_4_flsb2(args, evidence: RbmEvidence) -> Claim:
     """Fig. 4: FLSB2 converges with much fewer target evaluations than GWG."""
     def judge(seeds):
         return [compare(seeds, converge(evidence.reference), "GWG", "FLSB2", "target evaluations to converge",
                         Much())]
-    return rbm_claim(
-        args, evidence, evidence.columns(judge), where="§5.2, Fig. 4 (RBM)",
+    return figure_4_claim(
+        args, evidence, judge,
         quote="FLSB 2 is able to adapt to the target distribution and to converge using a much smaller number of "
               "target likelihood evaluations.",
         claim="FLSB2 converges with much fewer target evaluations than GWG", axis="target evaluations to converge",
         plotted="MMD against iterations (rbm_sample.py logs it every 500 iterations and labels the axis "
                 "\"Likelihood Evaluations\")",
         rule=Much().rule(), papers_number="much smaller (no number)",
-        fair=converge_fair(evidence.ours, evidence.reference, "GWG", "FLSB2") if evidence.ours else "—")
+        fair=lambda ours: converge_fair(ours, evidence.reference, "GWG", "FLSB2"))
 
 
 def figure_4_flsb1(args, evidence: RbmEvidence) -> Claim:
@@ -526,8 +533,8 @@ def figure_4_flsb1(args, evidence: RbmEvidence) -> Claim:
                         similar),
                 compare(seeds, Trace.ess, "FLSB1", "GWG", "ESS (equal iterations)", similar),
                 compare(seeds, ess_per("seconds"), "FLSB1", "GWG", "ESS per CPU second", similar)]
-    return rbm_claim(
-        args, evidence, evidence.columns(judge), where="§5.2, Fig. 4 (RBM)",
+    return figure_4_claim(
+        args, evidence, judge,
         quote="In Figure 4, we see that FLSB 1 recovers the performance of GWG. … when comparing the samplers based "
               "on ESS/sec (Figure 4), we observe that, while FLSB 1 and GWG achieve comparable results, …",
         claim="FLSB1 performs like GWG (to converge, ESS, ESS per second)",
@@ -535,7 +542,7 @@ def figure_4_flsb1(args, evidence: RbmEvidence) -> Claim:
         plotted="MMD against iterations; log ESS and ESS per second after burn-in",
         rule=f"each of the three ratios: {similar.rule()}; the weakest of the three",
         papers_number="comparable (no number)",
-        fair=converge_fair(evidence.ours, evidence.reference, "GWG", "FLSB1") if evidence.ours else "—",
+        fair=lambda ours: converge_fair(ours, evidence.reference, "GWG", "FLSB1"),
         replay="FLSB · RBM digits · FLSB1 learns the mixture (K = 3000)")
 
 
@@ -546,14 +553,14 @@ def figure_4_ess(args, evidence: RbmEvidence) -> Claim:
     def judge(seeds):
         return [compare(seeds, Trace.ess, "FLSB2", other, "ESS (equal iterations)", criterion)
                 for other in ("GWG", "Gibbs-2", "HB-10-1")]
-    return rbm_claim(
-        args, evidence, evidence.columns(judge), where="§5.2, Fig. 4 (RBM)",
+    return figure_4_claim(
+        args, evidence, judge,
         quote="Furthermore, we observe that FLSB 2 performs well also in terms of ESS.",
         claim="FLSB2's ESS is not worse than GWG's, Gibbs-2's and HB-10-1's",
         axis="ESS of the summary statistic after burn-in, at equal iterations", plotted="log ESS after burn-in",
         rule=f"{criterion.rule()}; the weakest of the three",
         papers_number="performs well (no number)",
-        fair=ess_fair(evidence.ours, "FLSB2", "GWG") if evidence.ours else "—")
+        fair=lambda ours: ess_fair(ours, "FLSB2", "GWG"))
 
 
 def figure_4_ess_per_second(args, evidence: RbmEvidence) -> Claim:
@@ -561,14 +568,14 @@ def figure_4_ess_per_second(args, evidence: RbmEvidence) -> Claim:
     def judge(seeds):
         return [compare(seeds, ess_per("seconds"), other, "FLSB2", "ESS per CPU second", Ratio(1))
                 for other in ("GWG", "FLSB1")]
-    return rbm_claim(
-        args, evidence, evidence.columns(judge), where="§5.2, Fig. 4 (RBM)",
+    return figure_4_claim(
+        args, evidence, judge,
         quote="when comparing the samplers based on ESS/sec (Figure 4), we observe that, while FLSB 1 and GWG achieve "
               "comparable results, the performance of FLSB 2 are inferior on average.",
         claim="FLSB2's ESS per second is below GWG's and FLSB1's", axis="ESS per second after burn-in",
         rule=f"GWG / FLSB2 and FLSB1 / FLSB2 of ESS per CPU second, each: {Ratio(1).rule()}; the weaker of the two",
         papers_number="inferior on average (no number)",
-        fair=ess_fair(evidence.ours, "GWG", "FLSB2") if evidence.ours else "—")
+        fair=lambda ours: ess_fair(ours, "GWG", "FLSB2"))
 
 
 def appendix_f(args, evidence: RbmEvidence) -> Claim:

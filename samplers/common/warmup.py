@@ -6,7 +6,7 @@ directory named after a digest of the sources, ``targets.kernel_cache``), so lat
 processes load it instead of compiling. ``warm_up()`` calls each kernel with the
 argument types real runs use, by stepping the compiled samplers a few times on
 tiny targets and folding their records into a particle store: after it, no
-step of a run waits for the compiler.
+step of a run waits for the compiler (nor its first diagnostics for arviz-stats' import).
 
 ``make`` runs it after installing (``python -m samplers.common.warmup``), so the disk
 cache is filled before the first run. The dashboard's forkserver calls it once,
@@ -22,6 +22,7 @@ import time
 import numpy as np
 
 import targets
+from samplers.diagnostics.ess import ess
 from samplers.opad.particle_index import ParticleIndex
 from samplers.opad.store import ParticleStore
 from samplers.registry import SAMPLERS
@@ -76,6 +77,7 @@ def warm_up() -> float:
             if name in ("locally_balanced", "dmala", "pas", "wolff"):
                 sampler.transition_row(sampler.states[0])
     ParticleIndex(6, capacity=2).reserve(4)  # the index's rehash, which a run reaches when its store first grows
+    ess(np.arange(16.0).reshape(2, 8))  # the diagnostics' arviz-stats, imported on first use
     _READY = True
     return time.perf_counter() - start
 

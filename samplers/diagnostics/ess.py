@@ -19,15 +19,23 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from arviz_stats.base import array_stats
 from scipy.special import logsumexp, xlogy
 
 from targets.base import Target, state_codes
 
 
+@functools.cache
+def _array_stats():
+    """arviz-stats' array functions, imported on first use: they load scipy.signal, half a second that a process
+    which only configures runs (the dashboard's server) need not spend."""
+    from arviz_stats.base import array_stats
+
+    return array_stats
+
+
 def autocorrelation(samples: np.ndarray) -> np.ndarray:
     """Autocorrelation of each chain (rows) at lags 0 … n_draws − 1 (FFT-based)."""
-    return np.asarray(array_stats.autocorr(np.asarray(samples, dtype=np.float64), axis=-1))
+    return np.asarray(_array_stats().autocorr(np.asarray(samples, dtype=np.float64), axis=-1))
 
 
 def on_time_grid(seconds: np.ndarray, values: np.ndarray, grid: np.ndarray) -> np.ndarray:
@@ -86,7 +94,7 @@ def ess(samples: np.ndarray) -> float:
         raise ValueError(f"ESS needs at least 4 draws per chain; got {samples.shape[1]}")
     if np.ptp(samples) == 0:
         return 0.0
-    return float(array_stats.ess(samples, chain_axis=0, draw_axis=1, method="bulk"))
+    return float(_array_stats().ess(samples, chain_axis=0, draw_axis=1, method="bulk"))
 
 
 def rhat(samples: np.ndarray) -> float:
@@ -104,7 +112,7 @@ def rhat(samples: np.ndarray) -> float:
     if np.ptp(samples) == 0:
         return float("nan")
     with np.errstate(divide="ignore", invalid="ignore"):  # a chain that never moved: R̂ = ∞, not a warning
-        return float(array_stats.rhat(samples, chain_axis=0, draw_axis=1, method="rank"))
+        return float(_array_stats().rhat(samples, chain_axis=0, draw_axis=1, method="rank"))
 
 
 def ess_per_chain(samples: np.ndarray) -> np.ndarray:

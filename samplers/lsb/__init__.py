@@ -46,7 +46,8 @@ Taylor estimate of the flip log-ratios (§3.3), with f = log p̃ and x_{−i} = 
 and keeps the exact p̃ in the acceptance; with g = √t its proposal is
 Gibbs-with-Gradients' (Grathwohl et al. 2021).
 
-Modules: ``balancing`` (the fixed and learned g, in log space), ``mi_objective``
+Modules: ``balancing`` (the fixed and learned g, in log space), ``networks`` (the
+learned g_θ as torch modules; the one module that imports torch), ``mi_objective``
 (the estimator of L_θ and the learner), ``learning`` (its compiled kernels),
 ``optimizers`` (SGD, Adam) and ``self_balancing`` (the LSB and FLSB samplers).
 """

@@ -11,7 +11,9 @@ Fixed functions (``BALANCING``; compiled, ``log_g_scalar``):
 * ``min``     g(t) = min(1, t) log g = min(0, u)
 * ``max``     g(t) = max(1, t) log g = max(0, u)
 
-Learned functions (torch modules with parameters θ, ``PARAMETRIZATIONS``):
+Learned functions (``PARAMETRIZATIONS``; torch modules with parameters θ in
+``samplers.lsb.networks``, which alone imports torch, so that a process that
+only configures or estimates runs never loads it):
 
 * ``lsb1`` — ``MixtureBalancing``: LSB1, the softmax(θ)-weighted mixture of the
   four fixed functions.
@@ -69,9 +71,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
-import torch
 from numba import njit
 
 from targets.compiled import helper
@@ -212,12 +214,16 @@ def log_balancing(name: str) -> LogBalancing:
 
 
 # -- tabulation --------------------------------------------------------------------------------
-def mirror_half(half: np.ndarray | torch.Tensor, half_knots) -> np.ndarray | torch.Tensor:
-    """All knot values from those at u ≥ 0, using G(−u) = G(u) − u (the balancing property)."""
-    negative = (half - half_knots)[1:]
-    if isinstance(half, torch.Tensor):
-        return torch.cat([negative.flip(0), half])
-    return np.concatenate([negative[::-1], half])
+#: Mirroring G at u ≥ 0 onto every knot, by the balancing property G(−u) = G(u) − u:
+#: G(u_k) = G(|u_k|) + min(u_k, 0) = half[MIRROR_INDEX] + MIRROR_SHIFT.
+MIRROR_INDEX = np.concatenate([np.arange(HALF_KNOTS.size - 1, 0, -1), np.arange(HALF_KNOTS.size)])
+MIRROR_SHIFT = np.minimum(KNOTS, 0.0)
+
+
+def mirror_half(half, shift=MIRROR_SHIFT):
+    """All knot values from those at u ≥ 0 (``half``, an array or a tensor indexed by numpy integers), using
+    G(−u) = G(u) − u; a tensor takes ``MIRROR_SHIFT`` as a tensor too."""
+    return half[MIRROR_INDEX] + shift
 
 
 def _no_nan(log_t: np.ndarray) -> np.ndarray:
@@ -261,7 +267,7 @@ class BalancingTable(CompiledBalancing):
     @classmethod
     def of(cls, log_g: LogBalancing) -> "BalancingTable":
         """Tabulate a fixed balancing function (mirroring its u ≥ 0 half)."""
-        return cls(mirror_half(log_g(HALF_KNOTS), HALF_KNOTS))
+        return cls(mirror_half(log_g(HALF_KNOTS)))
 
 
 class MixtureWeights(CompiledBalancing):
@@ -275,156 +281,41 @@ class MixtureWeights(CompiledBalancing):
         super().__init__(MIXTURE, values)
 
 
-# -- learned parametrisations --------------------------------------------------------------------
-class LearnedBalancing(torch.nn.Module):
-    """A balancing function g_θ with parameters θ; ``log_g`` is exact for any log t.
+# -- the learned parametrisations' sizes (the modules are ``samplers.lsb.networks``') -------------------------
+#: Learned balancing functions: LSB1's mixture, LSB2's network, Appendix G's monotone network.
+PARAMETRIZATIONS = ("lsb1", "lsb2", "monotone")
 
-    Samplers use it through ``compiled_parameters``: a differentiable vector v(θ)
-    that, with a code, is a ``CompiledBalancing``. A learner computes ∂L/∂v in
-    compiled code and back-propagates it into θ through v(θ) alone. By default v
-    is log g_θ at ``KNOTS`` (a ``BalancingTable``).
+
+@dataclass(frozen=True)
+class LearnedSize:
+    """What a learned g_θ holds, known from its shape before torch builds it (``learned_size``).
+
+    ``parameters``: floats in θ; ``graph_floats``: floats the autograd graph of
+    v(θ) keeps (its intermediate arrays, ``LearnedBalancing.compiled_parameters``);
+    ``traced``: named scalars it traces while learning (``describe``).
     """
 
-    code = TABLE
-
-    def log_g(self, log_t: torch.Tensor) -> torch.Tensor:
-        raise TypeError(f"{type(self).__name__} must implement log_g")
-
-    def compiled_parameters(self) -> torch.Tensor:
-        """v(θ) for ``code``: here log g_θ at ``KNOTS``, balancing exactly by mirroring (differentiable in θ)."""
-        half = torch.as_tensor(HALF_KNOTS)
-        return mirror_half(self.log_g(half), half)
-
-    def compiled(self) -> CompiledBalancing:
-        """The function as compiled kernels use it (``BalancingTable`` by default)."""
-        with torch.no_grad():
-            return self.compiled_from(self.compiled_parameters().numpy())
-
-    def compiled_from(self, values: np.ndarray) -> CompiledBalancing:
-        return BalancingTable(values)
-
-    def parameter_gradients(self, values: torch.Tensor, grad_values: np.ndarray) -> list[np.ndarray]:
-        """∂L/∂θ of each parameter (``parameters()`` order) from ∂L/∂v, back-propagated through ``values`` = v(θ)
-        (``compiled_parameters``)."""
-        gradients = torch.autograd.grad(values, list(self.parameters()), torch.as_tensor(grad_values))
-        return [gradient.numpy() for gradient in gradients]
-
-    def describe(self, values: np.ndarray | None = None) -> dict[str, float]:
-        """Named scalars worth tracing while learning (LSB1: its weights), from v(θ) if given (``compiled_parameters``
-        as numbers, cheaper than evaluating it again)."""
-        return {}
-
-    def graph_floats(self) -> int:
-        """Floats the autograd graph of ``compiled_parameters`` keeps (its intermediate arrays)."""
-        raise TypeError(f"{type(self).__name__} must implement graph_floats")
+    parameters: int
+    graph_floats: int
+    traced: int
 
 
-def _uniform(shape, bound: float, generator: torch.Generator) -> torch.nn.Parameter:
-    values = torch.empty(shape, dtype=torch.float64).uniform_(-bound, bound, generator=generator)
-    return torch.nn.Parameter(values)
+def learned_size(name: str, *, hidden_units: int = 10, blocks: int = 20) -> LearnedSize:
+    """The size of the learned balancing function ``name`` (``PARAMETRIZATIONS``) of that shape.
 
-
-class MixtureBalancing(LearnedBalancing):
-    """LSB1: g_θ = Σ_i softmax(θ)_i g_i over the four fixed functions (Proposition 3.1), used exactly.
-
-    Its compiled form is ``MixtureWeights`` with v(θ) = w = softmax(θ), so
-    Z_θ(x) = Σ_i w_i Z_i(x) splits into the four fixed functions' normalisers,
-    which a sampler can keep in sum-trees (``samplers.lsb.learning``).
+    LSB1: 4 weights, and softmax keeps its output. LSB2: W₁, b₁, W₂ (``hidden_units``
+    each) and b₂; per knot u ≥ 0 the hidden layer before and after tanh, per unit,
+    and a few scalars (h at ±u, logaddexp). Monotone: log-slopes and intercepts
+    (``blocks`` × ``blocks``); per knot u ≥ 0 the blocks × units products and sums,
+    the per-block minima and their indices, and a few scalars.
     """
-
-    code = MIXTURE
-
-    def __init__(self, seed: int = 0):
-        super().__init__()
-        self.names = list(BALANCING)
-        self.theta = torch.nn.Parameter(torch.zeros(len(self.names), dtype=torch.float64))
-
-    def log_weights(self) -> torch.Tensor:
-        return torch.log_softmax(self.theta, dim=0)
-
-    def log_g(self, log_t):
-        components = np.stack([f(log_t.detach().numpy()) for f in BALANCING.values()], axis=-1)
-        return torch.logsumexp(self.log_weights() + torch.as_tensor(components), dim=-1)
-
-    def compiled_parameters(self):
-        return torch.softmax(self.theta, dim=0)
-
-    def compiled_from(self, values):
-        return MixtureWeights(values)
-
-    def parameter_gradients(self, values, grad_values):
-        """In closed form: v = w = softmax(θ), so ∂L/∂θ_k = w_k·(∂L/∂w_k − Σ_i w_i ∂L/∂w_i) (no autograd pass,
-        which costs more than a whole learning step's arithmetic; the tests check it against autograd)."""
-        weights = values.detach().numpy()
-        return [weights * (grad_values - weights @ grad_values)]
-
-    def describe(self, values=None):
-        weights = self.log_weights().detach().exp().numpy() if values is None else values
-        return {f"w_{name}": float(w) for name, w in zip(self.names, weights)}
-
-    def graph_floats(self):
-        """softmax keeps its output."""
-        return len(self.names)
-
-
-class NeuralBalancing(LearnedBalancing):
-    """LSB2: g_θ(t) = h_θ(t)/2 + t·h_θ(1/t)/2, log h_θ a one-hidden-layer tanh network (Proposition 3.2)."""
-
-    def __init__(self, hidden_units: int = 10, seed: int = 0):
-        super().__init__()
-        generator = torch.Generator().manual_seed(seed)
-        self.w1 = _uniform(hidden_units, 1.0, generator)
-        self.b1 = _uniform(hidden_units, 1.0, generator)
-        self.w2 = _uniform(hidden_units, hidden_units**-0.5, generator)
-        self.b2 = torch.nn.Parameter(torch.zeros((), dtype=torch.float64))
-
-    def log_h(self, log_t: torch.Tensor) -> torch.Tensor:
-        hidden = torch.tanh(torch.asinh(log_t)[..., None] * self.w1 + self.b1)
-        return hidden @ self.w2 + self.b2
-
-    def log_g(self, log_t):
-        return torch.logaddexp(self.log_h(log_t), log_t + self.log_h(-log_t)) - np.log(2.0)
-
-    def graph_floats(self):
-        """Per knot u ≥ 0: the hidden layer before and after tanh, per unit, and a few scalars (h at ±u,
-        logaddexp)."""
-        return HALF_KNOTS.size * (2 * self.w1.numel() + 6)
-
-
-class MonotoneBalancing(NeuralBalancing):
-    """Appendix G: h_θ non-decreasing in t, a min–max network of ``blocks`` × ``blocks`` units."""
-
-    def __init__(self, blocks: int = 20, positive_at_zero: bool = True, seed: int = 0):
-        LearnedBalancing.__init__(self)
-        generator = torch.Generator().manual_seed(seed)
-        self.log_slopes = _uniform((blocks, blocks), 1.0, generator)
-        self.intercepts = _uniform((blocks, blocks), 1.0, generator)
-        self.positive_at_zero = positive_at_zero
-
-    def log_h(self, log_t):
-        s = torch.sigmoid(log_t)[..., None, None]
-        log_h = (torch.exp(self.log_slopes) * s + self.intercepts).amin(dim=-1).amax(dim=-1)
-        if self.positive_at_zero:
-            return log_h
-        return log_h + torch.nn.functional.logsigmoid(log_t)
-
-    def graph_floats(self):
-        """Per knot u ≥ 0: the blocks × units products and sums, the per-block minima and their indices, and a
-        few scalars."""
-        units = self.log_slopes.numel()
-        return HALF_KNOTS.size * (2 * units + 2 * self.log_slopes.shape[0] + 12)
-
-
-PARAMETRIZATIONS = {"lsb1": MixtureBalancing, "lsb2": NeuralBalancing, "monotone": MonotoneBalancing}
-
-
-def make_parametrization(name: str, *, hidden_units: int = 10, blocks: int = 20,
-                         positive_at_zero: bool = True, seed: int = 0) -> LearnedBalancing:
-    """The learned balancing function ``name`` ("lsb1", "lsb2" or "monotone"), seeded."""
     if name == "lsb1":
-        return MixtureBalancing(seed=seed)
+        return LearnedSize(parameters=len(CODES), graph_floats=len(CODES), traced=len(CODES))
     if name == "lsb2":
-        return NeuralBalancing(hidden_units=hidden_units, seed=seed)
+        return LearnedSize(parameters=3 * hidden_units + 1, graph_floats=HALF_KNOTS.size * (2 * hidden_units + 6),
+                           traced=0)
     if name == "monotone":
-        return MonotoneBalancing(blocks=blocks, positive_at_zero=positive_at_zero, seed=seed)
+        units = blocks * blocks
+        return LearnedSize(parameters=2 * units, graph_floats=HALF_KNOTS.size * (2 * units + 2 * blocks + 12),
+                           traced=0)
     raise ValueError(f"parametrization must be one of {sorted(PARAMETRIZATIONS)}; got {name!r}")

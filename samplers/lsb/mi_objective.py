@@ -50,7 +50,7 @@ normalisers log Z_θ(x), log Z_θ(x'), log Z_θ(x*). ``bound_terms`` gives the t
 and its partial derivatives in those numbers (and in log η) in closed form;
 the compiled kernels of ``samplers.lsb.learning`` chain them into ∂L̂/∂v, v(θ)
 being the vector a compiled balancing function is made of (knot values, or
-LSB1's weights, ``balancing.LearnedBalancing.compiled_parameters``), and torch
+LSB1's weights, ``networks.LearnedBalancing.compiled_parameters``), and torch
 back-propagates ∂L̂/∂v through v(θ) alone. The tests check the result against
 plain autograd of Eq. 5.
 
@@ -60,13 +60,17 @@ Cost: no tensor work grows with d or with the number of chains.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
 
 from samplers.common.history import BoundedHistory
-from samplers.lsb.balancing import KNOTS, LearnedBalancing
+from samplers.lsb.balancing import KNOTS, LearnedSize
 from samplers.lsb.optimizers import OPTIMIZERS, Adam, Sgd
+
+if TYPE_CHECKING:
+    from samplers.lsb.networks import LearnedBalancing
 
 #: The order of ``bound_terms``'s partial derivatives.
 PARTIALS = ("forward", "reverse", "log_z_state", "log_z_proposal", "probe_forward", "probe_reverse", "log_z_probe",
@@ -136,17 +140,17 @@ class BalancingLearner:
         self.history = BoundedHistory(["loss", "eta", *function.describe()])
 
     @staticmethod
-    def estimated_bytes(function: LearnedBalancing) -> int:
-        """Bytes a learner of ``function`` holds (float64 throughout).
+    def estimated_bytes(size: LearnedSize) -> int:
+        """Bytes a learner of a g_θ of ``size`` holds (float64 throughout; ``balancing.learned_size``).
 
         Its history (``BoundedHistory``, allocated in full), the compiled
         function (at most values and slopes of every knot) and the vector v(θ)
         it keeps with that vector's autograd graph (``graph_floats``), and θ and
         η with their gradients and up to two optimiser moments (Adam; SGD keeps one).
         """
-        n_theta = sum(parameter.numel() for parameter in function.parameters()) + 1
-        return (BoundedHistory.estimated_bytes(2 + len(function.describe())) + 8 * 3 * KNOTS.size
-                + 8 * function.graph_floats() + 8 * 4 * n_theta)
+        n_theta = size.parameters + 1
+        return (BoundedHistory.estimated_bytes(2 + size.traced) + 8 * 3 * KNOTS.size
+                + 8 * size.graph_floats + 8 * 4 * n_theta)
 
     @property
     def eta(self) -> float:

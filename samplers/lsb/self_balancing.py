@@ -37,30 +37,17 @@ from __future__ import annotations
 
 import numpy as np
 import param
-import torch
 
 from samplers.balanced.locally_balanced import GibbsWithGradients, LocallyBalanced, flip_log_acceptance
 from samplers.balanced.sumtree import LogSumTree
 from samplers.base import metropolis_accept, taylor_flip_log_ratios
 from samplers.common.adaptive import Adaptive
-from samplers.lsb.balancing import BALANCING, MIXTURE, PARAMETRIZATIONS, LearnedBalancing, make_parametrization
+from samplers.lsb.balancing import BALANCING, MIXTURE, PARAMETRIZATIONS, learned_size
 from samplers.lsb.learning import (COMPONENTS, commit_mixture_flips, dense_learning_terms, dense_proposals,
                                    mixture_component_log_g, mixture_tree_learning_terms,
                                    mixture_tree_pairwise_learning_moves, mixture_tree_proposals)
 from samplers.lsb.mi_objective import BalancingLearner
 from targets.base import flip
-
-
-def _load_theta(function: LearnedBalancing, theta: dict) -> None:
-    """Set the parameters θ of ``function`` from ``theta`` (name → nested lists, as ``balancing_state`` gives)."""
-    current = function.state_dict()
-    if set(theta) != set(current):
-        raise ValueError(f"theta needs the keys {sorted(current)}; got {sorted(theta)}")
-    tensors = {name: torch.as_tensor(np.asarray(value, dtype=np.float64)) for name, value in theta.items()}
-    for name, tensor in tensors.items():
-        if tensor.shape != current[name].shape or not torch.isfinite(tensor).all():
-            raise ValueError(f"theta[{name!r}] must be finite with shape {tuple(current[name].shape)}")
-    function.load_state_dict(tensors)
 
 
 class _SelfBalancing(Adaptive, param.Parameterized):
@@ -93,8 +80,11 @@ class _SelfBalancing(Adaptive, param.Parameterized):
                            "initialisation); with burn_in=0 the chain is the frozen kernel with this θ.")
 
     @classmethod
-    def _learned_function(cls, params: dict, seed: int = 0) -> LearnedBalancing:
-        """The g_θ that ``params`` ask for (class defaults for the rest; not "fixed"), initialised from ``seed``."""
+    def _learned_function(cls, params: dict, seed: int = 0):
+        """The g_θ that ``params`` ask for (class defaults for the rest; not "fixed"), initialised from ``seed``
+        (a torch module, ``samplers.lsb.networks``, imported here: only a learning run loads torch)."""
+        from samplers.lsb.networks import make_parametrization
+
         return make_parametrization(cls._requested(params, "parametrization"),
                                     hidden_units=cls._requested(params, "hidden_units"),
                                     blocks=cls._requested(params, "monotone_blocks"),
@@ -106,7 +96,10 @@ class _SelfBalancing(Adaptive, param.Parameterized):
         kernel = super().estimated_bytes(n_chains, dim, params)
         if cls._requested(params, "parametrization") == "fixed":
             return kernel
-        return kernel + BalancingLearner.estimated_bytes(cls._learned_function(params or {}))
+        size = learned_size(cls._requested(params, "parametrization"),
+                            hidden_units=cls._requested(params, "hidden_units"),
+                            blocks=cls._requested(params, "monotone_blocks"))
+        return kernel + BalancingLearner.estimated_bytes(size)
 
     def _prepare(self):
         self._init_learning()
@@ -121,7 +114,7 @@ class _SelfBalancing(Adaptive, param.Parameterized):
         else:
             function = self._learned_function(self.param.values(), self.seed)
             if self.theta is not None:
-                _load_theta(function, self.theta)
+                function.load_theta(self.theta)
             self.learner = BalancingLearner(function, self.optimizer, self.learning_rate)
         self._start_adaptation(self.learner is not None)
 

@@ -72,7 +72,8 @@ from targets.compiled import helper
 KINDS = ("mcmc", "opad", "opad_plus")
 #: Counts are int32 (8 bytes per particle and chain for visits and proposals); past this the store stops.
 COUNT_LIMIT = np.iinfo(np.int32).max
-#: Bytes of queued records' states past which the store folds them in, whatever ``flush_every`` says.
+#: Bytes of queued records' states past which the store folds them in, whatever ``flush_every`` says; with scored
+#: neighbours, a step's d neighbours of each chain's state (as a flush unfolds them) and their scores count too.
 PENDING_BYTES = 16 << 20
 #: c log c for the counts below this, looked up rather than computed on every run of samples.
 XLOGX_TABLE = 1 << 16
@@ -389,7 +390,9 @@ class ParticleStore:
 
     def _start(self, n_chains: int) -> None:
         self.n_chains = n_chains
-        self._flush_at = max(1, min(self.flush_every, PENDING_BYTES // (n_chains * self.target.dim)))
+        dim = self.target.dim
+        step_bytes = n_chains * dim * (1 + (dim + 8 if self.scored_neighbours else 0))
+        self._flush_at = max(1, min(self.flush_every, PENDING_BYTES // step_bytes))
         rows, capacity = n_chains + 1, self._index.capacity
         self._tallies = np.zeros((capacity, 2 * rows), dtype=np.int32)  # visits and proposals per row
         self._log_p = np.empty(capacity)
@@ -417,8 +420,8 @@ class ParticleStore:
         columns = list(zip(*map(_RECORD_FIELDS, pending)))
         fields = [_stacked(column) for column in columns[:4]]
         uniform = len({s.shape for s in columns[4]}) == 1
-        sites, values = ((_stacked(columns[4]), _stacked(columns[5])) if uniform
-                         else (np.zeros((len(pending), self.n_chains, 0), dtype=dtype) for dtype in (np.int64, np.uint8)))
+        no_sites = (np.zeros((len(pending), self.n_chains, 0), dtype=dtype) for dtype in (np.int64, np.uint8))
+        sites, values = (_stacked(columns[4]), _stacked(columns[5])) if uniform else no_sites
         offset = int(pending[0].start_states is not None and self._n[-1] == 0)
         if offset:  # the chains' initial states: samples without a proposal
             start = pending[0]
