@@ -9,7 +9,8 @@ sessions share the server) takes what the worker sent (``RunClient.poll``)
 and hands each snapshot to every view whose card shows, inside
 ``pn.io.hold()``. After a command, and while a run is built, the page looks
 for the answer sooner (``_chase``). A new run (``RunClient.info``)
-reconfigures the views and shows only the cards that apply to it; a view is
+reconfigures the views and shows only the cards that apply to it (a card is
+built and sent to the page the first time it applies); a view is
 built the first time it applies with its card open (a card that starts
 closed, such as the inspector's, when it is first opened), and the claims
 table, the race (``race``: the sampler bake-off on the session's target, in
@@ -75,6 +76,8 @@ CHASE_MS = 5000
 #: The live explorers of this process, whose flushes share the server.
 _LIVE: weakref.WeakSet = weakref.WeakSet()
 
+#: The projector's first screen: the state beside its traces.
+FIRST_SCREEN = (LatticeView, TraceView)
 #: The live views, in the order of their cards.
 VIEWS = (LatticeView, InspectorView, TraceView, ComparisonView, AdaptationView, TuningView, TemperingView,
          BalancingView, KLView, InclusionView, DagView, DiagnosticsView)
@@ -142,10 +145,13 @@ class Explorer(pn.viewable.Viewer):
         self.client = RunClient(engine or Engine(in_process=True), config)
         self.controls = Controls(client=self.client)
         self.views: dict[type, LiveView] = {}  # built the first time they apply to a run
-        self.cards = {kind: pn.Card(title=kind.title, sizing_mode="stretch_width", visible=False,
-                                    collapsed=kind.starts_collapsed) for kind in VIEWS}
-        for kind, card in self.cards.items():
-            card.param.watch(lambda event, kind=kind: self._on_card_toggled(kind, not event.new), "collapsed")
+        # the views' cards: the first screen's now, every other one when it first applies to a run, and below the
+        # first screen only those that apply to the run shown (a card that would hold nothing is neither built
+        # nor sent: a quarter of a new page's models and of the server's time to make it)
+        self.cards: dict[type, pn.Card] = {}
+        for kind in FIRST_SCREEN:
+            self._add_card(kind)
+        self.below = pn.Column(sizing_mode="stretch_width")
         self.catalogue = pn.Card(title="All targets and samplers", collapsed=True, sizing_mode="stretch_width")
         self.catalogue.param.watch(self._open_catalogue, "collapsed")
         self.claims = pn.Card(title="Which of the papers' claims hold?", collapsed=True, sizing_mode="stretch_width")
@@ -174,12 +180,25 @@ class Explorer(pn.viewable.Viewer):
         info = event.new
         with pn.io.hold():
             self.waiting.visible = False
-            for kind, card in self.cards.items():
-                card.visible = kind.applies(info)
-                if card.visible and (kind in self.views or not card.collapsed):  # a closed card's view waits
+            for kind in VIEWS:
+                applies = kind.applies(info)
+                if applies and kind not in self.cards:
+                    self._add_card(kind)
+                if kind not in self.cards:
+                    continue
+                card = self.cards[kind]
+                card.visible = applies
+                if applies and (kind in self.views or not card.collapsed):  # a closed card's view waits
                     self._reconfigure(kind, info)  # until it is opened: fewer models on a page's first load
+            self.below[:] = [card for kind, card in self.cards.items() if kind not in FIRST_SCREEN and card.visible]
         if self.collector is not None:
             self.collector.views_built()
+
+    def _add_card(self, kind: type) -> None:
+        """The card of the views of ``kind`` (hidden until a run it applies to is shown), in ``VIEWS`` order."""
+        card = pn.Card(title=kind.title, sizing_mode="stretch_width", visible=False, collapsed=kind.starts_collapsed)
+        card.param.watch(lambda event: self._on_card_toggled(kind, not event.new), "collapsed")
+        self.cards = {other: self.cards.get(other, card) for other in VIEWS if other in self.cards or other is kind}
 
     def _reconfigure(self, kind: type, info) -> None:
         """Fit the view of ``kind`` to a new run; the first time, build it, fit it and only then put it in its card,
@@ -299,13 +318,12 @@ class Explorer(pn.viewable.Viewer):
     def main_area(self) -> pn.viewable.Viewable:
         """The projector's first screen: the state and its traces side by side (the status is at the sidebar's
         top); every other card below them."""
-        first_screen = (LatticeView, TraceView)
-        state, traces = (self.cards[kind] for kind in first_screen)
+        state, traces = (self.cards[kind] for kind in FIRST_SCREEN)
         state.param.update(sizing_mode=None, styles={"flex": "0 1 auto", "max-width": "50%", "min-width": "0"})
         traces.styles = {"flex": "1 1 0", "min-width": "0"}
         top = pn.FlexBox(state, traces, flex_wrap="nowrap", align_items="flex-start", sizing_mode="stretch_width")
-        rest = [card for kind, card in self.cards.items() if kind not in first_screen]
-        return pn.Column(self.waiting, top, *rest, self.race, self.claims, self.catalogue, sizing_mode="stretch_width")
+        return pn.Column(self.waiting, top, self.below, self.race, self.claims, self.catalogue,
+                         sizing_mode="stretch_width")
 
     def sidebar(self) -> pn.viewable.Viewable:
         return pn.Column(self.controls, self.refresh, sizing_mode="stretch_width")

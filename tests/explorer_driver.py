@@ -47,8 +47,13 @@ def view(app: Explorer, kind: type):
 
 
 def card(app: Explorer, kind: type):
-    """The card of the explorer's live views of class ``kind``."""
+    """The card of the explorer's live views of class ``kind`` (built once it applied to a run)."""
     return app.cards[kind]
+
+
+def shown(app: Explorer, kind: type) -> bool:
+    """Whether the card of the views of class ``kind`` shows (a card never built does not)."""
+    return kind in app.cards and app.cards[kind].visible
 
 
 def applied(app: Explorer, config: RunConfig) -> None:

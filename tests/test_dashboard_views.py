@@ -38,7 +38,7 @@ from engine.snapshot import RunInfo
 from samplers.diagnostics.inspection import ProposalInspection
 from tests.explorer_driver import TIMEOUT, advance, applied, built, card
 from tests.explorer_driver import make_explorer as explorer_for
-from tests.explorer_driver import settle, upload, view
+from tests.explorer_driver import settle, shown, upload, view
 from tests.tiny import TINY_UAI
 
 
@@ -582,7 +582,7 @@ def test_inclusion_view_shows_four_bars_per_predictor_and_the_true_model():
                         sampler_params={}, n_chains=4, statistic="log_prob")
     try:
         inclusion = view(app, InclusionView)
-        assert card(app, InclusionView).visible and not card(app, DagView).visible
+        assert shown(app, InclusionView) and not shown(app, DagView)
         # the state: one row of cells named by the predictors
         state = view(app, LatticeView)._state
         assert state.figure.x_range.end == 6 and state.figure.y_range.start == 1
@@ -607,7 +607,7 @@ def test_dag_view_draws_the_current_graph_and_edge_probability_heatmaps():
                         sampler_params={"balancing": "sqrt"}, n_chains=4, statistic="log_prob")
     try:
         dag = view(app, DagView)
-        assert card(app, DagView).visible and not card(app, InclusionView).visible
+        assert shown(app, DagView) and not shown(app, InclusionView)
         advance(app, 100)
         settle(app, lambda: "largest error" in dag.status.object)
         target = app.client.config.build_target()
@@ -637,7 +637,7 @@ def test_tempering_view_shows_each_pairs_exchange_rate():
                         n_chains=2, statistic="magnetisation")
     try:
         tempering = view(app, TemperingView)
-        assert card(app, TemperingView).visible and not app.cards[AdaptationView].visible
+        assert shown(app, TemperingView) and not shown(app, AdaptationView)
         advance(app, 50)
         # the exchange rates come with a snapshot after the one that shows the steps (slower parts wait)
         settle(app, lambda: "weakest pair" in tempering.status.object

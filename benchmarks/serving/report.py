@@ -49,6 +49,11 @@ def print_page_speed(result: dict) -> None:
             print(f"{label}: page opened → Start button (s), median / worst   {spread(rows, 0)}   "
                   f"(goal < {later:.0f} s: {'met' if worst < later else 'NOT MET'})")
             print(f"{' ' * len(label)}  page opened → first lattice (s), median / worst   {spread(rows, 1)}")
+    if result.get("light_burst"):
+        opened = result["light_burst"]
+        print(f"{len(opened)} light clients at once (the server's share: request → document pulled) (s), "
+              f"median / worst   {fmt(median(opened))} / {fmt(max(opened))}   "
+              f"(goal < {later:.0f} s: {'met' if max(opened) < later else 'NOT MET'})")
     if result.get("log_errors"):
         print(f"server log errors: {'; '.join(result['log_errors'][:3])}")
 

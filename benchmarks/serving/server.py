@@ -58,16 +58,19 @@ def _living(processes) -> list[psutil.Process]:
 class Server:
     """``panel serve app.py`` in a subprocess on 127.0.0.1, its process tree and its log."""
 
-    def __init__(self, port: int, budget_args: list[str], lifetime_ms: int, log_path: Path):
+    def __init__(self, port: int, budget_args: list[str], lifetime_ms: int | None, log_path: Path):
+        """``lifetime_ms``: the server's ``--unused-session-lifetime`` (checked twice as often); None keeps Bokeh's
+        defaults, as ``make serve`` does."""
         self.port = port or _free_port()
         self.url = f"http://127.0.0.1:{self.port}/app"
         self.log_path = log_path
         self._log = open(log_path, "w")
+        lifetimes = [] if lifetime_ms is None else ["--check-unused-sessions", str(max(100, lifetime_ms // 2)),
+                                                    "--unused-session-lifetime", str(lifetime_ms)]
         command = [sys.executable, "-m", "panel", "serve", "app.py", "--port", str(self.port), "--address", "127.0.0.1",
                    "--allow-websocket-origin", f"127.0.0.1:{self.port}", "--liveness",
-                   "--websocket-max-message-size", "104857600", "--setup", "serve_setup.py",
-                   "--check-unused-sessions", str(max(100, lifetime_ms // 2)),
-                   "--unused-session-lifetime", str(lifetime_ms), "--args", *budget_args]
+                   "--websocket-max-message-size", "104857600", "--setup", "serve_setup.py", *lifetimes,
+                   "--args", *budget_args]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         self.process = subprocess.Popen(command, cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT, env=env,
                                         preexec_fn=_die_with_parent)
