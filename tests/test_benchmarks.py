@@ -296,3 +296,19 @@ def test_the_classroom_ratio_on_the_cpu_left_by_the_clients_scales_headless_by_t
     assert summary["ratio"] == pytest.approx(0.4)
     assert summary["cpu_left"] == pytest.approx(120.0)  # 200 % less 80 % of clients and other programs
     assert summary["ratio_left"] == pytest.approx(400.0 / (500.0 * 1.2))  # headless: 500 steps per CPU second
+
+
+def test_the_page_speed_phase_counts_each_groups_cpu_and_says_whether_a_burst_met_its_goal(capsys):
+    from benchmarks.serving.page_speed import spent
+    from benchmarks.serving.report import print_page_speed
+
+    before = {"server": {1: 10.0}, "Chromium": {7: 1.0, 8: 2.0}}
+    after = {"server": {1: 12.5}, "Chromium": {7: 4.0, 9: 3.0}}  # 8 ended, 9 started meanwhile
+    assert spent(before, after) == {"server": 2.5, "Chromium": 6.0}
+    print_page_speed({"sequential": [(1.1, 2.4)], "burst": [(9.0, 20.0), (12.0, 25.0)],
+                      "burst_cpu": {"server": 2.5, "Chromium": 6.0}, "light_burst": [2.1, 3.4]})
+    printed = capsys.readouterr().out
+    assert "2 light clients at once" in printed and "2.75 / 3.40   (goal < 3 s: NOT MET)" in printed
+    assert "server 2.5, Chromium 6.0" in printed
+    print_page_speed({"sequential": [], "burst": [], "light_burst": [2.1, 2.9]})
+    assert "2.50 / 2.90   (goal < 3 s: met)" in capsys.readouterr().out

@@ -10,7 +10,8 @@ A burst's pages are drawn by Chromium on the server's own cores, which a
 class's browsers are not; so as many light websocket clients are opened at
 once too (``clients.LightClient``: the request, the websocket and the pulled
 document, which is what a browser needs to draw the Start button), which
-measures the server's share alone.
+measures the server's share alone; and the CPU seconds the server, its
+workers and Chromium spent on the pages' burst say where its time went.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import shlex
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+
+import psutil
 
 from benchmarks.serving.clients import TIMEOUT, LightClient
 from benchmarks.serving.dashboard_live import IMAGE_READY
@@ -86,6 +89,33 @@ def _shown(page, opened: float, deadline: float) -> tuple[float, float]:
     return tuple(math.nan if speed[key] is None else (speed[key] - opened) / 1000 for key in ("start", "plot"))
 
 
+def cpu_seconds(groups: dict[str, list[psutil.Process]]) -> dict[str, dict[int, float]]:
+    """Each group's processes' CPU seconds (user and system), by pid; a process gone meanwhile is left out."""
+    seconds: dict[str, dict[int, float]] = {}
+    for name, processes in groups.items():
+        seconds[name] = {}
+        for process in processes:
+            try:
+                times = process.cpu_times()
+            except psutil.Error:
+                continue
+            seconds[name][process.pid] = times.user + times.system
+    return seconds
+
+
+def process_groups(server: Server) -> dict[str, list[psutil.Process]]:
+    """The server's process, its workers and forkserver, and this benchmark's Chromium."""
+    tree = server.tree()
+    chromium = [p for p in psutil.Process().children(recursive=True) if "chrom" in p.name()]
+    return {"server": tree[:1], "workers": tree[1:], "Chromium": chromium}
+
+
+def spent(before: dict[str, dict[int, float]], after: dict[str, dict[int, float]]) -> dict[str, float]:
+    """CPU seconds each group spent between two ``cpu_seconds`` (a process started meanwhile from zero)."""
+    return {name: sum(seconds - before.get(name, {}).get(pid, 0.0) for pid, seconds in pids.items())
+            for name, pids in after.items()}
+
+
 def light_burst(url: str, pages: int) -> list[float]:
     """Seconds until each of ``pages`` light clients opened at once held its document (``LightClient.open``); run in
     a process of its own (an asyncio loop beside none of the benchmark's)."""
@@ -128,10 +158,12 @@ def page_speed(args, browser, log_dir: Path) -> dict:
             with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
                 result["light_burst"] = pool.submit(light_burst, server.url, args.speed_burst).result(TIMEOUT)
             time.sleep(2 * SESSION_CHECK_SECONDS)  # their sessions end before the pages' burst
+        before = cpu_seconds(process_groups(server))
         opened_pages = [_open_timed(browser, server.url) for _ in range(args.speed_burst)]
         contexts += [context for context, _, _ in opened_pages]
         deadline = time.monotonic() + TIMEOUT
         result["burst"] = [_shown(page, opened, deadline) for _, page, opened in opened_pages]
+        result["burst_cpu"] = spent(before, cpu_seconds(process_groups(server)))
     finally:
         for context in contexts:
             try:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+import psutil
+
 from benchmarks.serving.clients import TIMEOUT
 from benchmarks.serving.measurements import LEFTOVER_SECONDS, median, session_index, summarise
 from benchmarks.serving.page_speed import PAGE_SPEED_GOALS
@@ -49,6 +51,12 @@ def print_page_speed(result: dict) -> None:
             print(f"{label}: page opened → Start button (s), median / worst   {spread(rows, 0)}   "
                   f"(goal < {later:.0f} s: {'met' if worst < later else 'NOT MET'})")
             print(f"{' ' * len(label)}  page opened → first lattice (s), median / worst   {spread(rows, 1)}")
+    if result.get("burst_cpu"):
+        cpu = result["burst_cpu"]
+        cores = psutil.cpu_count() or 1
+        print(f"CPU seconds the {len(result['burst'])} pages at once took, until each drew its lattice: "
+              + ", ".join(f"{name} {seconds:.1f}" for name, seconds in cpu.items())
+              + f" (on {cores} cores at least {sum(cpu.values()) / cores:.1f} s of wall time)")
     if result.get("light_burst"):
         opened = result["light_burst"]
         print(f"{len(opened)} light clients at once (the server's share: request → document pulled) (s), "

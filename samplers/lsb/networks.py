@@ -68,7 +68,6 @@ class LearnedBalancing(torch.nn.Module):
         return {}
 
 
-
 def _uniform(shape, bound: float, generator: torch.Generator) -> torch.nn.Parameter:
     values = torch.empty(shape, dtype=torch.float64).uniform_(-bound, bound, generator=generator)
     return torch.nn.Parameter(values)
@@ -113,7 +112,6 @@ class MixtureBalancing(LearnedBalancing):
         return {f"w_{name}": float(w) for name, w in zip(self.names, weights)}
 
 
-
 class NeuralBalancing(LearnedBalancing):
     """LSB2: g_θ(t) = h_θ(t)/2 + t·h_θ(1/t)/2, log h_θ a one-hidden-layer tanh network (Proposition 3.2)."""
 
@@ -133,7 +131,6 @@ class NeuralBalancing(LearnedBalancing):
         return torch.logaddexp(self.log_h(log_t), log_t + self.log_h(-log_t)) - np.log(2.0)
 
 
-
 class MonotoneBalancing(NeuralBalancing):
     """Appendix G: h_θ non-decreasing in t, a min–max network of ``blocks`` × ``blocks`` units."""
 
@@ -150,7 +147,6 @@ class MonotoneBalancing(NeuralBalancing):
         if self.positive_at_zero:
             return log_h
         return log_h + torch.nn.functional.logsigmoid(log_t)
-
 
 
 def make_parametrization(name: str, *, hidden_units: int = 10, blocks: int = 20,

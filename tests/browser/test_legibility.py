@@ -139,3 +139,42 @@ def test_every_preset_is_legible(page: Page, width: int, height: int):
         built_and_stepped(page, entry)
         problems += [f"{entry['name']} at {width} px: {problem}" for problem in legibility_problems(page)]
     assert not problems, "\n".join(problems)
+
+
+#: The first plot drawn with a legend outside its data (above or beside it), as ``LEGEND_PLOT`` finds it.
+LEGEND_PLOT = """
+Array.from(Bokeh.documents[0].views_manager.query(view => view.model.type === "Figure" ||
+  view.model.type === "Plot")).map(view => view.model).find(plot => [...plot.above, ...plot.right].some(item => item.type === "Legend") &&
+    plot.renderers.some(r => r.data_source && Object.values(r.data_source.data).some(column => column.length > 0)))
+"""
+#: Plants two defects in that plot as drawn: its legend repeated on the curves, and a title far wider than the plot.
+PLANT_DEFECTS_JS = """
+() => {
+  const plot = %s;
+  const legend = [...plot.above, ...plot.right].find(item => item.type === "Legend");
+  const Legend = Bokeh.Models.get("Legend");
+  plot.add_layout(new Legend({items: legend.items, location: "center"}), "center");
+  plot.title.text = "a title that no plot of this page is wide enough for ".repeat(8);
+}
+""" % LEGEND_PLOT.strip()
+
+
+def test_the_check_finds_each_kind_of_defect_it_looks_for(page: Page):
+    """The check is not vacuous: on a comparison preset it reports nothing, and it reports a legend laid onto
+    the curves, a title wider than its plot, and the state and trace pushed below a short window's first screen."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    built_and_stepped(page, next(entry for entry in PRESETS if entry["config"].get("compare_sampler")))
+    page.get_by_role("button", name="Start", exact=True).click()
+    page.wait_for_function(f"() => Boolean({LEGEND_PLOT.strip()})", timeout=TIMEOUT_MS)
+    page.get_by_role("button", name="Pause", exact=True).click()
+    assert legibility_problems(page) == []
+    page.evaluate(PLANT_DEFECTS_JS)
+    page.set_viewport_size({"width": 1280, "height": 260})
+    expected = ("its legend lies on the curves", "its title is wider than the plot",
+                "the state is not in the first screen", "the trace is not in the first screen")
+    page.wait_for_function(f"() => {{ const found = ({LEGIBILITY_JS.strip()})({SLACK}).join('\\n'); "
+                           f"return {list(expected)}.every(defect => found.includes(defect)); }}",
+                           timeout=TIMEOUT_MS)  # BokehJS lays the plot out again first
+    problems = "\n".join(legibility_problems(page))
+    for defect in expected:
+        assert defect in problems, problems
