@@ -184,21 +184,22 @@ class Explorer(pn.viewable.Viewer):
                 applies = kind.applies(info)
                 if applies and kind not in self.cards:
                     self._add_card(kind)
-                if kind not in self.cards:
+                card = self.cards.get(kind)
+                if card is None:
                     continue
-                card = self.cards[kind]
                 card.visible = applies
                 if applies and (kind in self.views or not card.collapsed):  # a closed card's view waits
                     self._reconfigure(kind, info)  # until it is opened: fewer models on a page's first load
-            self.below[:] = [card for kind, card in self.cards.items() if kind not in FIRST_SCREEN and card.visible]
+            self.below[:] = [self.cards[kind] for kind in VIEWS
+                             if kind in self.cards and kind not in FIRST_SCREEN and self.cards[kind].visible]
         if self.collector is not None:
             self.collector.views_built()
 
     def _add_card(self, kind: type) -> None:
-        """The card of the views of ``kind`` (hidden until a run it applies to is shown), in ``VIEWS`` order."""
-        card = pn.Card(title=kind.title, sizing_mode="stretch_width", visible=False, collapsed=kind.starts_collapsed)
+        """Make the card of the views of ``kind`` (hidden until a run it applies to is shown)."""
+        card = self.cards[kind] = pn.Card(title=kind.title, sizing_mode="stretch_width", visible=False,
+                                          collapsed=kind.starts_collapsed)
         card.param.watch(lambda event: self._on_card_toggled(kind, not event.new), "collapsed")
-        self.cards = {other: self.cards.get(other, card) for other in VIEWS if other in self.cards or other is kind}
 
     def _reconfigure(self, kind: type, info) -> None:
         """Fit the view of ``kind`` to a new run; the first time, build it, fit it and only then put it in its card,
