@@ -117,11 +117,10 @@ class Controls(pn.viewable.Viewer):
         self.target_params[:] = [self._form(self._target_forms, name, cls).panel]
         accepted = UPLOAD_TYPES.get(name)
         self.upload.visible = self.upload_note.visible = bool(accepted)
-        if accepted:
-            self.upload.accept = ",".join(accepted)
-            self.upload_note.object = (f"Upload {UPLOAD_HINTS[name]} ({', '.join(accepted)}, at most "
-                                       f"{format_bytes(self._limits.file_bytes)}); it is applied at once."
-                                       if not self._file_params.get(name) else "Using the uploaded model file.")
+        self.upload.accept = ",".join(accepted or ())
+        self.upload_note.object = "" if not accepted else (
+            f"Upload {UPLOAD_HINTS[name]} ({', '.join(accepted)}, at most {format_bytes(self._limits.file_bytes)}); "
+            "it is applied at once." if not self._file_params.get(name) else "Using the uploaded model file.")
         options = {LABELS[key]: key for key in statistic_names(cls)}
         self.statistic.options = options
         if self.statistic.value not in options.values():
@@ -155,7 +154,10 @@ class Controls(pn.viewable.Viewer):
         )
 
     def show_config(self, config: RunConfig) -> None:
-        """Set every widget to ``config`` (after a preset or a configuration file was loaded)."""
+        """Set every widget to ``config`` (after a preset or a configuration file was loaded), in forms made afresh
+        for it: the sidebar then reads as a fresh page's on that run, whatever was drafted before."""
+        self._target_forms.pop(config.target, None)
+        self._sampler_forms.pop(config.sampler, None)
         self.target.value = config.target
         self._file_params[config.target] = {k: v for k, v in config.target_params.items() if k in FILE_PARAMETERS}
         self._on_target()

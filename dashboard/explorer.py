@@ -8,15 +8,18 @@ wherever ``in_process=True``). One periodic callback per session
 sessions share the server) takes what the worker sent (``RunClient.poll``)
 and hands each snapshot to every view whose card shows, inside
 ``pn.io.hold()``. After a command, and while a run is built, the page looks
-for the answer sooner (``_chase``). A new run (``RunClient.info``)
-reconfigures the views and shows only the cards that apply to it (a card is
-built and sent to the page the first time it applies); a view is
-built the first time it applies with its card open (a card that starts
-closed, such as the inspector's, when it is first opened), and the claims
-table, the race (``race``: the sampler bake-off on the session's target, in
-a process of its own, its ranking taken at every flush and its process ended
-with the session) and the catalogue when their cards are first opened, so a
-page holds only the Bokeh models it shows. When a served
+for the answer sooner (``_chase``). A new run (``RunClient.info``: Apply,
+a preset, a file, Reset) gets views built afresh, and the race card too, so
+that a page after any sequence of clicks reads as a fresh page opened on the
+same run (``tests/test_history.py`` walks every preset to check it); only
+the cards that apply to it show (a card is built and sent to the page the
+first time it applies). A view is built when its run arrives with its card
+open, or when its card is opened (a card that starts closed, such as the
+inspector's), and the claims table, the race (``race``: the sampler bake-off
+on the session's target, in a process of its own, its ranking taken at every
+flush and its process ended with the session or its run) and the catalogue
+when their cards are first opened, so a page holds only the Bokeh models it
+shows. When a served
 session ends, its worker is stopped. In a notebook call ``explorer.close()``
 when done.
 """
@@ -76,8 +79,15 @@ CHASE_MS = 5000
 #: The live explorers of this process, whose flushes share the server.
 _LIVE: weakref.WeakSet = weakref.WeakSet()
 
-#: The projector's first screen: the state beside its traces.
+#: The projector's first screen: the state beside the run's lead view — what the run is about (``LiveView.leads``:
+#: the KL curves of an OPAD run, the balancing function an LSB run learns), else its traces.
 FIRST_SCREEN = (LatticeView, TraceView)
+#: How the first screen's two cards share its width: the state as wide as its picture (at most half), the lead
+#: view the rest.
+STATE_STYLES = {"flex": "0 1 auto", "max-width": "50%", "min-width": "0"}
+LEAD_STYLES = {"flex": "1 1 0", "min-width": "0"}
+#: The lead view's card's CSS class (the legibility check finds it by it).
+LEAD_CLASS = "lead-card"
 #: The live views, in the order of their cards.
 VIEWS = (LatticeView, InspectorView, TraceView, ComparisonView, AdaptationView, TuningView, TemperingView,
          BalancingView, KLView, InclusionView, DagView, DiagnosticsView)
@@ -151,6 +161,12 @@ class Explorer(pn.viewable.Viewer):
         self.cards: dict[type, pn.Card] = {}
         for kind in FIRST_SCREEN:
             self._add_card(kind)
+        state, traces = (self.cards[kind] for kind in FIRST_SCREEN)
+        state.param.update(sizing_mode=None, styles=STATE_STYLES)
+        traces.param.update(styles=LEAD_STYLES, css_classes=[*traces.css_classes, LEAD_CLASS])
+        self.lead = TraceView
+        self.top = pn.FlexBox(state, traces, flex_wrap="nowrap", align_items="flex-start",
+                              sizing_mode="stretch_width")
         self.below = pn.Column(sizing_mode="stretch_width")
         self.catalogue = pn.Card(title="All targets and samplers", collapsed=True, sizing_mode="stretch_width")
         self.catalogue.param.watch(self._open_catalogue, "collapsed")
@@ -177,6 +193,10 @@ class Explorer(pn.viewable.Viewer):
                                else "<b>No run: see the message above.</b>")
 
     def _on_info(self, event) -> None:
+        """A new run (Apply, a preset, a file, Reset): every view is built afresh for it, so that the page reads
+        as a fresh page opened on that run, whatever the session showed before (no axis range, legend, text or
+        widget value of an earlier run survives); a closed card's view waits until it is opened, so a page's
+        first load holds fewer models."""
         info = event.new
         with pn.io.hold():
             self.waiting.visible = False
@@ -188,12 +208,37 @@ class Explorer(pn.viewable.Viewer):
                 if card is None:
                     continue
                 card.visible = applies
-                if applies and (kind in self.views or not card.collapsed):  # a closed card's view waits
-                    self._reconfigure(kind, info)  # until it is opened: fewer models on a page's first load
-            self.below[:] = [self.cards[kind] for kind in VIEWS
-                             if kind in self.cards and kind not in FIRST_SCREEN and self.cards[kind].visible]
+                stale = self.views.pop(kind, None)
+                if stale is not None:
+                    stale.close()
+                if applies and not card.collapsed:
+                    self._build(kind, info)
+                elif applies and stale is not None:  # closed, and empty until opened, as on a fresh page (a card
+                    card[:] = []  # leaving the page is left as it is: the browser drops its view in this change)
+            self._place_lead(next((kind for kind in VIEWS if kind.applies(info) and kind.leads(info)), TraceView))
+            if self.race_card is not None:  # a race of the run shown before: a fresh page has none
+                self.race_card.close()
+                self.race_card = None
+                self._build_race()
         if self.collector is not None:
             self.collector.views_built()
+
+    def _place_lead(self, lead: type) -> None:
+        """Put the card of ``lead`` beside the state on the first screen, and every other card that shows below,
+        the traces first. A card that moves leaves its place before it takes the other: Panel lets go of a card's
+        page model when the card leaves a layout, so a card added elsewhere first would be left unlinked."""
+        moves = lead is not self.lead
+        if moves:
+            old, new = self.cards[self.lead], self.cards[lead]
+            self.top[:] = [self.cards[LatticeView]]
+            old.param.update(styles={}, css_classes=[name for name in old.css_classes if name != LEAD_CLASS])
+            new.param.update(styles=LEAD_STYLES, css_classes=[*new.css_classes, LEAD_CLASS])
+            self.lead = lead
+        order = (TraceView,) + tuple(kind for kind in VIEWS if kind not in FIRST_SCREEN)
+        self.below[:] = [self.cards[kind] for kind in order
+                         if kind is not lead and kind in self.cards and self.cards[kind].visible]
+        if moves:
+            self.top.append(self.cards[lead])
 
     def _add_card(self, kind: type) -> None:
         """Make the card of the views of ``kind`` (hidden until a run it applies to is shown)."""
@@ -201,12 +246,9 @@ class Explorer(pn.viewable.Viewer):
                                           collapsed=kind.starts_collapsed)
         card.param.watch(lambda event: self._on_card_toggled(kind, not event.new), "collapsed")
 
-    def _reconfigure(self, kind: type, info) -> None:
-        """Fit the view of ``kind`` to a new run; the first time, build it, fit it and only then put it in its card,
-        without the glyphs it never uses, so that its models reach the page once and as they stay."""
-        if kind in self.views:
-            self.views[kind].reconfigure(info)
-            return
+    def _build(self, kind: type, info) -> None:
+        """Build the view of ``kind`` for a run, fit it and only then put it in its card, without the glyphs it
+        never uses, so that its models reach the page once and as they stay."""
         view = self.views[kind] = kind(client=self.client)
         view.reconfigure(info)  # a view may place its figures here
         without_unused_glyphs(view)
@@ -214,7 +256,7 @@ class Explorer(pn.viewable.Viewer):
 
     def _on_card_toggled(self, kind: type, is_open: bool) -> None:
         if is_open and kind not in self.views and self.cards[kind].visible and self.client.info is not None:
-            self._reconfigure(kind, self.client.info)
+            self._build(kind, self.client.info)
         if kind in self.views:
             self.views[kind].opened(is_open)
 
@@ -228,9 +270,12 @@ class Explorer(pn.viewable.Viewer):
 
     def _open_race(self, event) -> None:
         if not event.new and self.race_card is None:
-            self.race_card = RaceCard(client=self.client)
-            without_unused_glyphs(self.race_card)
-            self.race[:] = [self.race_card]
+            self._build_race()
+
+    def _build_race(self) -> None:
+        self.race_card = RaceCard(client=self.client)
+        without_unused_glyphs(self.race_card)
+        self.race[:] = [self.race_card]
 
     @param.depends("refresh_ms", watch=True)
     def _on_refresh_period(self) -> None:
@@ -317,13 +362,9 @@ class Explorer(pn.viewable.Viewer):
             self.collector.session_closed(open_sessions=len(_LIVE))
 
     def main_area(self) -> pn.viewable.Viewable:
-        """The projector's first screen: the state and its traces side by side (the status is at the sidebar's
-        top); every other card below them."""
-        state, traces = (self.cards[kind] for kind in FIRST_SCREEN)
-        state.param.update(sizing_mode=None, styles={"flex": "0 1 auto", "max-width": "50%", "min-width": "0"})
-        traces.styles = {"flex": "1 1 0", "min-width": "0"}
-        top = pn.FlexBox(state, traces, flex_wrap="nowrap", align_items="flex-start", sizing_mode="stretch_width")
-        return pn.Column(self.waiting, top, self.below, self.race, self.claims, self.catalogue,
+        """The projector's first screen: the state beside the run's lead view (the status is at the sidebar's
+        top); every other card below them, the traces first."""
+        return pn.Column(self.waiting, self.top, self.below, self.race, self.claims, self.catalogue,
                          sizing_mode="stretch_width")
 
     def sidebar(self) -> pn.viewable.Viewable:

@@ -18,6 +18,8 @@ import param
 #: Parameters shown elsewhere in the sidebar (not per target/sampler): the run's chains and seed,
 #: and ``record_neighbours``, which the run sets from its OPAD options.
 SHARED = {"name", "n_chains", "seed", "record_neighbours"}
+#: Least width of a form (px): that of Panel's widgets.
+FORM_MIN_WIDTH = 300
 
 
 def parse_int_or_range(text: str) -> int | tuple[int, int]:
@@ -95,7 +97,11 @@ class ParamForm:
                                       styles={"font-size": "0.85em"}, margin=(0, 10)), self._nested_panel]
             self.widgets[selector].param.watch(lambda event: self._show_nested(), "value")
             self._show_nested()
-        self.panel = pn.Column(*self.widgets.values(), *extra, sizing_mode="stretch_width", margin=0)
+        # As wide as a widget even when it holds none: Panel keeps a layout's least width, taken from its
+        # children, when they are replaced by narrower ones, so a form without widgets would otherwise leave the
+        # sidebar as wide as the form it replaced.
+        self.panel = pn.Column(*self.widgets.values(), *extra, sizing_mode="stretch_width", margin=0,
+                               min_width=FORM_MIN_WIDTH)
         self._conditions = {name: rule for name, rule in getattr(cls, "parameter_conditions", {}).items()
                             if name in self.widgets and rule[0] in self.widgets}
         for selector in {selector for selector, _ in self._conditions.values()}:
@@ -138,11 +144,13 @@ class ParamForm:
         return out
 
     def set_values(self, values: dict) -> None:
-        if self.nested is not None and self.nested[0] in values:
-            values = dict(values)
-            nested = values.pop(self.nested[0])
-            if self.nested[1] in values:
-                self.widgets[self.nested[1]].value = values[self.nested[1]]
+        """Show ``values``, and every parameter they leave out at its default: the form then reads as a fresh one
+        given ``values`` does, whatever it showed before (a preset that names no ``learning_moves`` shows 1, not
+        the 2 an earlier preset set)."""
+        values = {**{name: self.cls.param[name].default for name in self.widgets}, **values}
+        if self.nested is not None:
+            nested = values.pop(self.nested[0], None) or {}
+            self.widgets[self.nested[1]].value = values[self.nested[1]]
             self._nested_form().set_values(nested)
         for name, value in values.items():
             if name in self.widgets:

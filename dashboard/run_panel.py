@@ -3,7 +3,9 @@
 
 Errors quote the user's keys, values and file names, so the alert is an HTML pane styled as Panel's danger
 alert and fed through ``plain``. The status line is redrawn at every flush (``update_status``) but at most
-every ``STATUS_SECONDS`` while the run's phase stays the same.
+every ``STATUS_SECONDS`` while the run's phase stays the same. Its phase is the worker's (``RunSession.status``:
+"ready" until the run first steps, what a first step sets up while it does) once the run's first snapshot
+arrived, "building the run…" until then; before the first step its evaluations are named the set-up's.
 """
 
 from __future__ import annotations
@@ -85,22 +87,27 @@ class RunPanel(pn.viewable.Viewer):
         config = self.client.config
         spec = targets.target_class(config.target).param.objects().get("beta") if config is not None else None
         self.live_beta.visible = self.live_beta_note.visible = spec is not None
-        if spec is None:
+        if spec is None:  # hidden, and as a fresh page holds it
+            self.live_beta.param.update(label="β (live)", end=1.0, value=0.5)
             return
         beta = config.beta_changes[-1][1] if config.beta_changes else config.target_params.get("beta", spec.default)
         critical = (config.target == "ising_lattice" and config.target_params.get("ndim", 2) == 2
                     and config.target_params.get("J", 1.0) == 1.0)
         self.live_beta.label = "β (live) · critical β_c ≈ 0.4407" if critical else "β (live)"
-        self.live_beta.end = max(1.0, 1.5 * beta)
-        self.live_beta.value = beta
+        self.live_beta.param.update(end=max(1.0, 1.5 * beta), value=beta)
 
     def update_status(self, *events) -> None:
         """Redraw the status line: at once when the phase changes, else at most every ``STATUS_SECONDS``
         (the explorer calls this at every flush, so the latest status is always shown soon)."""
-        status = self.client.status
-        phase = ("compiling the samplers (once after an install or an edit)…" if self.client.compiling
-                 else "building the run…" if self.client.building else status.phase)
-        text = (f"<b>{phase}</b> · steps {status.n_steps:,} · evaluations {_si(status.n_evals)} · "
+        client = self.client
+        status = client.status
+        phase = ("compiling the samplers (once after an install or an edit)…" if client.compiling
+                 else "building the run…" if client.building or (client.info is not None and not client.drawn)
+                 else status.phase)
+        # before the first step every evaluation was the set-up's
+        evaluations = (f"evaluations {status.n_evals:,} in set-up" if status.n_steps == 0
+                       else f"evaluations {_si(status.n_evals)}")
+        text = (f"<b>{phase}</b> · steps {status.n_steps:,} · {evaluations} · "
                 f"{_si(status.steps_per_second)} steps/s · acceptance {_si(status.acceptance)} · "
                 f"{status.seconds:.1f} s sampling")
         failure = self.shows_failure()

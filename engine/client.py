@@ -82,7 +82,12 @@ class RunClient(param.Parameterized):
     def awaiting(self) -> bool:
         """Something the page waits for is due: a run being built, its first snapshot, or a command's effect
         (a snapshot taken after the worker handled every command sent to it)."""
-        return self.building or (self.info is not None and not self._run_drawn) or self._answered < self._sent
+        return self.building or (self.info is not None and not self.drawn) or self._answered < self._sent
+
+    @property
+    def drawn(self) -> bool:
+        """Whether a snapshot of the current run has arrived (until then ``status`` is not yet the run's)."""
+        return self.info is not None and self._run_drawn
 
     @property
     def requested(self) -> RunConfig:
@@ -159,6 +164,14 @@ class RunClient(param.Parameterized):
         """Which chain (slice, running mean) the snapshots draw, and whether the inspector follows its moves."""
         self._display = display
         self._command("display", display)
+
+    def _fresh_display(self) -> None:
+        """Draw a new run as a fresh page draws it: chain 0, the first slice, no running mean (the inspector goes on
+        following moves while its card is open). Sent before the worker is asked for the new run's first
+        snapshot, so that snapshot already draws it."""
+        fresh = Display(inspect=self._display.inspect)
+        if fresh != self._display:
+            self.show(fresh)
 
     def replay_move(self, chain: int) -> None:
         """Pause, make one move and send it frame by frame (arrives in ``replay``)."""
@@ -259,8 +272,13 @@ class RunClient(param.Parameterized):
             # A run built now clears the errors of earlier requests, not one raised since it was asked for
             # (a file refused while the run was being built).
             error = self.error if self._error_after >= info.request else ""
+            self._fresh_display()
             self.param.update(config=config, info=info, frozen=None, error=error, status=Status(),
                               building=bool(self._requests), compiling=False)
+        elif kind == "status":
+            run, status = payload
+            if self.info is not None and run == self.info.run:  # what a step that sets the run up is doing
+                self.status = status
         elif kind == "compiling":
             self.compiling = True
         elif kind == "refused":

@@ -7,9 +7,12 @@ sees a sampler or a target. Actions (freeze, slow motion, the chain shown)
 go to the session's ``RunClient`` as messages. The explorer builds a view the
 first time it ``applies`` to a run (so a session holds only the figures its
 runs need), shows each one's card only while it applies, and calls
-``update`` inside ``pn.io.hold()`` at every flush. Bokeh figures are built
-once per session and only their ``ColumnDataSource``s change, so the
-browser's document never accumulates discarded models.
+``update`` inside ``pn.io.hold()`` at every flush. A view lives for one run:
+the explorer builds a new one for each new run (so nothing of an earlier run
+survives in it) and ``close``s the old one, which lets go of what it watches
+on the client (``watch_client``); within a run its Bokeh figures stay and
+only their ``ColumnDataSource``s change, and a replaced view's models leave
+the document with it.
 """
 
 from __future__ import annotations
@@ -67,10 +70,20 @@ class LiveView(pn.viewable.Viewer):
     #: Whether its card starts collapsed (a view that costs the worker work only while open).
     starts_collapsed = False
 
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._client_watchers: list = []
+
     @classmethod
     def applies(cls, info: RunInfo) -> bool:
         """Whether the view means anything for this run (its card is hidden otherwise)."""
         return True
+
+    @classmethod
+    def leads(cls, info: RunInfo) -> bool:
+        """Whether the view is what the run is about, drawn beside the state on the first screen in place of the
+        traces (the first such view in the explorer's order leads); none by default."""
+        return False
 
     def reconfigure(self, info: RunInfo) -> None:
         """Clear and fit the figures to a new run."""
@@ -79,6 +92,16 @@ class LiveView(pn.viewable.Viewer):
     def update(self, snapshot: Snapshot) -> None:
         """Draw what the snapshot brings (its ``None`` fields are unchanged)."""
         raise TypeError(f"{type(self).__name__} must implement update")
+
+    def watch_client(self, callback, name: str) -> None:
+        """Call ``callback(event)`` when the client's ``name`` changes, until the view is closed."""
+        self._client_watchers.append(self.client.param.watch(callback, name))
+
+    def close(self) -> None:
+        """The view's run is over (a new one has its own view): stop watching the client."""
+        for watcher in self._client_watchers:
+            self.client.param.unwatch(watcher)
+        self._client_watchers = []
 
     def opened(self, is_open: bool) -> None:
         """Its card was expanded (True) or collapsed (False); nothing by default."""

@@ -21,7 +21,10 @@ replaced in place, which costs a few milliseconds
 
 Slow motion (intracluster moves): the button asks the worker for one move
 (``RunClient.replay_move``) and the view plays the ``MoveReplay`` it sends,
-flip by flip, first-walk flips outlined red and second-walk flips blue.
+flip by flip, the first walk's flips outlined in one colour and the second
+walk's, in a smaller square so that a site both walks flipped shows both, in
+another (``WALK_COLOURS``, named ``WALK_COLOUR_NAMES`` wherever a text speaks
+of them); the key under the state names every colour drawn.
 """
 
 from __future__ import annotations
@@ -40,6 +43,9 @@ from .base import LiveView
 
 STATE_COLOURS = ["#2b2d42", "#f4d35e"]  # 0 (background / spin down), 1 (object / spin up)
 WALK_COLOURS = ("#e63946", "#00b4d8")  # bits flipped by a move's first and second walk
+WALK_COLOUR_NAMES = ("red", "cyan")  # how every text names them (the key, the inspector, the presets)
+#: Side of a slow-motion outline, in cells, by walk: the second walk's inside the first's.
+WALK_OUTLINE_SIDES = (0.9, 0.6)
 #: Seconds each frame of a slow-motion move stays on screen.
 FRAME_SECONDS = 0.6
 MEAN_PALETTE = "Viridis256"
@@ -64,22 +70,42 @@ HIDDEN_SIDE = 72
 CHECKBOX_MIN_WIDTH = 120
 
 
-def state_key(target_name: str, observation_spread: float | None = None, hidden_units: int = 0) -> str:
+def swatch(style: str, label: str, width: int = 14) -> str:
+    """One entry of a key (HTML): a 14 px high swatch drawn with the CSS ``style``, then its label."""
+    return (f"<span style='white-space:nowrap'><span style='display:inline-block;width:{width}px;height:14px;"
+            f"box-sizing:border-box;vertical-align:middle;margin:0 4px 0 10px;{style}'></span>{label}</span> ")
+
+
+def key_line(items: list[str]) -> str:
+    """Entries of a key (``swatch``) on one wrapping line."""
+    return "<span style='font-size:0.9em'>" + "".join(items) + "</span>"
+
+
+def walk_key() -> list[str]:
+    """The key of slow motion's outlines: each walk's colour, named, and what it marks."""
+    first, second = (f"border:3px solid {colour}" for colour in WALK_COLOURS)
+    return [swatch(first, f"{WALK_COLOUR_NAMES[0]} outline: flipped by the first walk"),
+            swatch(second, f"{WALK_COLOUR_NAMES[1]} inner outline: flipped by the second walk")]
+
+
+def state_key(target_name: str, observation_spread: float | None = None, hidden_units: int = 0,
+              walks: bool = False) -> str:
     """The colour key of a state image (HTML): a swatch for bits 0 and 1 named by what they mean for this target;
     with ``observation_spread`` also the grey scale of the noisy observation y, from −spread (black) to +spread;
-    with ``hidden_units`` what the picture beside the state shows."""
+    with ``hidden_units`` what the picture beside the state shows; with ``walks`` slow motion's outlines."""
     meanings = BIT_MEANINGS.get(target_name, ("unit off", "unit on"))
-    swatch = ("<span style='white-space:nowrap'><span style='display:inline-block;width:{}px;height:14px;"
-              "background:{};border:1px solid #888;vertical-align:middle;margin:0 4px 0 10px'></span>{}</span> ")
-    items = [swatch.format(14, colour, f"{meaning} (x = {bit})")
+    items = [swatch(f"background:{colour};border:1px solid #888", f"{meaning} (x = {bit})")
              for bit, (colour, meaning) in enumerate(zip(STATE_COLOURS, meanings))]
     if observation_spread is not None:
         shown = number(observation_spread)
-        items.append(swatch.format(42, "linear-gradient(to right, #000, #fff)", f"y from −{shown} to {shown}"))
+        items.append(swatch("background:linear-gradient(to right, #000, #fff);border:1px solid #888",
+                            f"y from −{shown} to {shown}", width=42))
     if hidden_units:
         items.append(f"<span style='margin-left:10px'>beside it, p(hⱼ = 1 | v): how likely each of the "
                      f"{hidden_units} summed-out hidden units is on, given the state</span>")
-    return "<span style='font-size:0.9em'>" + "".join(items) + "</span>"
+    if walks:
+        items += walk_key()
+    return key_line(items)
 
 
 class ImagePanel:
@@ -180,12 +206,13 @@ class LatticeView(LiveView):
                                              sizing_mode="stretch_width", min_width=CHECKBOX_MIN_WIDTH,
                                              styles={"flex": f"1 1 {CHECKBOX_MIN_WIDTH}px"})
         self._state = ImagePanel("current state", STATE_COLOURS)
-        self.walk_source = ColumnDataSource({"x": [], "y": [], "color": []})
-        self._state.figure.rect("x", "y", 0.9, 0.9, source=self.walk_source, fill_alpha=0.0, line_color="color",
-                                line_width=3)
-        self.slow_motion = pn.widgets.Button(label="Slow-motion move", color="primary", width=150,
-                                             description="Pause, make one move of the chain shown and play it "
-                                                         "flip by flip: first walk red, second walk blue.")
+        self.walk_source = ColumnDataSource({"x": [], "y": [], "color": [], "side": []})
+        self._state.figure.rect("x", "y", "side", "side", source=self.walk_source, fill_alpha=0.0,
+                                line_color="color", line_width=3)
+        self.slow_motion = pn.widgets.Button(
+            label="Slow-motion move", color="primary", width=150,
+            description=f"Pause, make one move of the chain shown and play it flip by flip: first walk "
+                        f"{WALK_COLOUR_NAMES[0]}, second walk {WALK_COLOUR_NAMES[1]}.")
         self.slow_motion.on_click(lambda event: self.client.replay_move(self.chain.value or 0))
         self.replay_status = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["replay-status"])
         self._replay: MoveReplay | None = None
@@ -208,7 +235,7 @@ class LatticeView(LiveView):
         self._has_inputs = False
         for widget in (self.chain, self.depth, self.show_mean):
             widget.param.watch(self._on_display, "value")
-        self.client.param.watch(self._on_replay, "replay")
+        self.watch_client(self._on_replay, "replay")
 
     def reconfigure(self, info: RunInfo) -> None:
         """Fit the figures to the run's state shape and show its inputs, if any."""
@@ -236,7 +263,7 @@ class LatticeView(LiveView):
             self._truth.show(info.inputs["ground_truth"])
             self._observation.show(info.inputs["observation"])
         self._mean.figure.width += MEAN_BAR_PIXELS  # its colour bar beside the image, not taken from it
-        self.key.object = state_key(info.target_name, spread, info.hidden_units)
+        self.key.object = state_key(info.target_name, spread, info.hidden_units, info.capabilities.replays_moves)
         self._arrange()
         self.slow_motion.visible = info.capabilities.replays_moves
         self._stop_replay()
@@ -262,7 +289,7 @@ class LatticeView(LiveView):
 
     def _stop_replay(self) -> None:
         self._replay = None
-        self.walk_source.data = {"x": [], "y": [], "color": []}
+        self.walk_source.data = {"x": [], "y": [], "color": [], "side": []}
         self.replay_status.object = ""
 
     def _advance_replay(self) -> None:
@@ -279,13 +306,14 @@ class LatticeView(LiveView):
         self._frame += 1
         self._frame_shown_at = now
         self._state.show(self._info.picture(frame.state, self.depth.value))
-        xs, ys, colors = [], [], []
-        for sites, color in zip((frame.first_walk, frame.second_walk), WALK_COLOURS):
+        columns = {"x": [], "y": [], "color": [], "side": []}
+        for sites, color, side in zip((frame.first_walk, frame.second_walk), WALK_COLOURS, WALK_OUTLINE_SIDES):
             x, y = self._info.cells(sites, self.depth.value)
-            xs += x.tolist()
-            ys += y.tolist()
-            colors += [color] * x.size
-        self.walk_source.data = {"x": xs, "y": ys, "color": colors}
+            columns["x"] += x.tolist()
+            columns["y"] += y.tolist()
+            columns["color"] += [color] * x.size
+            columns["side"] += [side] * x.size
+        self.walk_source.data = columns
         self.replay_status.object = frame.text
 
     def tick(self) -> None:
