@@ -48,7 +48,18 @@ from .summary import RunMeasures, Verdict, exact_equilibrium, pooled_reference, 
     verdict, with_equilibrium
 from .task import TUNING_SHARE, BakeoffRun, label, variants
 
-__all__ = ["BakeoffResult", "BakeoffRun", "TargetSource", "applicable", "as_source", "bakeoff"]
+__all__ = ["SUBSPACE", "BakeoffResult", "BakeoffRun", "TargetSource", "applicable", "as_source", "bakeoff",
+           "fixed_weight"]
+
+
+#: Why a fixed-Hamming-weight sampler is skipped (``fixed_weight``), and how a caller races it anyway.
+SUBSPACE = "samples only the fixed-Hamming-weight subspace {x : |x| = k} (k ones), not π"
+SUBSPACE_ADVICE = "name it in samplers= if your target is such a subspace"
+
+
+def fixed_weight(name: str) -> bool:
+    """Whether a registered sampler keeps the number of ones fixed (it has an ``n_active`` parameter)."""
+    return "n_active" in registry.sampler_class(name).param
 
 
 def applicable(target, names, params: dict | None = None, explicit: bool = False) -> tuple[list[str], dict]:
@@ -56,9 +67,8 @@ def applicable(target, names, params: dict | None = None, explicit: bool = False
     ``explicit``: the user named them, so fixed-Hamming-weight samplers are kept."""
     kept, skipped = [], {}
     for name in names:
-        if "n_active" in registry.sampler_class(name).param and not explicit:
-            skipped[name] = ("samples the fixed-Hamming-weight subspace {x : |x| = k}, not π; name it in samplers= "
-                             "if your target is such a subspace")
+        if fixed_weight(name) and not explicit:
+            skipped[name] = f"{SUBSPACE}; {SUBSPACE_ADVICE}"
             continue
         try:
             registry.make(name, target, n_chains=1, **(params or {}).get(name, {}))

@@ -4,8 +4,11 @@
 starts a process — from the same ``forkserver`` the engine starts its workers
 from, so it begins with the samplers imported and their kernels loaded — that
 runs the bake-off serially (``workers=0``) at a small budget (``RaceSettings``:
-``BUDGET`` target evaluations per run, or another of ``BUDGETS``, ``SEEDS`` seeds × ``CHAINS`` chains), at
-the lowest OS priority and within one run's memory (as a sampler worker:
+``BUDGET`` target evaluations per run, or another of ``BUDGETS``, ``SEEDS`` seeds × ``CHAINS`` chains). When
+no sampler's chains settled on every seed at that budget (``summary``'s "nothing settled": the race cannot
+answer its question), it races again at the next larger of ``BUDGETS``, up to the largest (the most a server
+spends on one race), and every snapshot says at which budget it was measured and which budgets were raised
+from. It runs at the lowest OS priority and within one run's memory (as a sampler worker:
 ``worker.sample_at_low_priority``, an address-space limit of its start-up size
 plus ``Budget.run_bytes``), its stored runs in a temporary directory that is
 removed when the race ends. After each run the process sends the bake-off so far
@@ -25,6 +28,9 @@ the process at once.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import math
 import shutil
 import tempfile
 import threading
@@ -37,14 +43,15 @@ from engine.engine import Engine, ServerBusy, end_process
 from engine.forkserver import start_forkserver
 from engine.uploads import format_bytes
 from engine.worker import describe, limit_memory, sample_at_low_priority
-from sweeps.bake_off import bakeoff
-from sweeps.bake_off.summary import RANKED_BY
+from sweeps.bake_off import SUBSPACE, bakeoff, fixed_weight
+from sweeps.bake_off.summary import NOTHING_SETTLED, RANKED_BY
 from sweeps.bake_off.task import TUNING_SHARE, variants
 
 __all__ = ["BUDGET", "BUDGETS", "TUNING_SHARE", "Race", "RaceSettings", "RaceSnapshot", "RankedRow"]
 
-#: Target evaluations of each measured run (after a tuning burn-in of a fifth more): the default target's race
-#: (17 sampler kernels × 5 seeds) then took 41 s on a 2-core machine that ran a test suite beside it.
+#: Target evaluations of each measured run (after a tuning burn-in of a fifth more). Measured headless on 2 shared
+#: cores: the 1-D Ising chain's race (OPAD Fig. 1 preset) took 13 CPU s and Swendsen–Wang won, the RBM digits' 14 s
+#: and PAS won; the default segmentation's took 36 s and no sampler settled (nor at 10,000 or 30,000: 104 and 276 s).
 BUDGET = 3000
 #: The budgets a page offers: the default, and more for chains that have not settled in it (a race takes
 #: about as many times longer).
@@ -80,6 +87,10 @@ class RaceSettings:
     samplers: str | tuple[str, ...] = "all"
     seed: int = 0
 
+    def raised(self) -> tuple[int, ...]:
+        """The budgets a race raises to, in turn, while no sampler settles (module docstring)."""
+        return tuple(budget for budget in BUDGETS if budget > self.budget)
+
     @classmethod
     def of(cls, config: RunConfig, budget: int = BUDGET) -> RaceSettings:
         """A race on ``config``'s target with ``budget`` evaluations per run."""
@@ -105,25 +116,40 @@ class RankedRow:
 
 @dataclass(frozen=True)
 class RaceSnapshot:
-    """The bake-off so far (``summary``'s table, verdict and lists), as a page needs it."""
+    """The bake-off so far (``summary``'s table and verdict, and what was skipped or failed), as a page needs it.
+    The verdict's fields are "" (and NaN) with fewer than two samplers; ``ratio`` is the leader's ESS rate over the
+    runner-up's, per seed (geometric mean, low, high of the 95 % interval; NaN where there is none: ``ratio_seeds``
+    seeds shared, ``unknown_seeds`` of them without a finite ratio); ``lost``: (sampler, seeds its chains did not
+    settle on, its seeds) of the samplers that lost by not settling."""
 
     target: str
     dim: int
     measure: str  # what the rows rank by, e.g. "ESS per 1k evals"
     rows: tuple[RankedRow, ...]
-    done: int  # runs stored or failed
-    total: int  # runs of the whole race
+    done: int  # runs stored or failed at this budget
+    total: int  # runs of the whole race at this budget
+    budget: int  # the evaluations per run this bake-off measured
+    raised_from: tuple[int, ...]  # the smaller budgets raced before, at which no sampler settled
     winner: str | None
-    verdict: str  # the library's sentence ("" with fewer than two rows)
-    headline: str  # the outcome in a few words (``Verdict.headline``; "" with fewer than two rows)
+    headline: str  # the outcome in a few words (``Verdict.headline``)
+    outcome: str  # ``Verdict.outcome``: "wins", "tie", "no interval" or "nothing settled"
+    leader: str
+    runner_up: str
+    runner_up_lost: bool  # the runner-up is a sampler that did not settle (the leader is ahead of all by that)
+    ratio: tuple[float, float, float]
+    ratio_seeds: int
+    unknown_seeds: int
+    lost: tuple[tuple[str, int, int], ...]
     skipped: dict[str, str]
     failed: dict[str, str]
     finished: bool
 
 
-def snapshot(result, settings: RaceSettings, finished: bool) -> RaceSnapshot:
-    """A ``RaceSnapshot`` of a ``BakeoffResult``. The total counts every kernel (``task.variants``) of every
-    sampler that was not skipped, ``seeds`` times."""
+def snapshot(result, settings: RaceSettings, finished: bool, raised_from: tuple[int, ...] = ()) -> RaceSnapshot:
+    """A ``RaceSnapshot`` of a ``BakeoffResult`` measured at ``result.budget`` after ``raised_from``. The total counts
+    every kernel (``task.variants``) of every sampler that was not skipped, ``seeds`` times. A page races every
+    sampler that applies, so a fixed-Hamming-weight sampler's reason is said without the library's advice of how
+    to name it."""
     measure = RANKED_BY[result.axis]
     rows = tuple(RankedRow(str(name), str(row["setting"]), int(row["seeds"]), int(row["ESS not usable"]),
                            int(row["ESS a lower bound"]),
@@ -132,30 +158,48 @@ def snapshot(result, settings: RaceSettings, finished: bool) -> RaceSnapshot:
     names = registry.available() if settings.samplers == "all" else settings.samplers
     total = settings.seeds * sum(len(variants(name)) for name in names if name not in result.skipped)
     done = sum(len(runs) for runs in result.runs.values()) + len(result.failed)
-    return RaceSnapshot(result.target_name, result.dim, measure, rows, done, total, result.winner,
-                        result.verdict.sentence(measure) if result.verdict is not None else "",
-                        result.verdict.headline if result.verdict is not None else "",
-                        dict(result.skipped), dict(result.failed), finished)
+    said = result.verdict
+    if said is None:
+        judged = ("", "", "", "", False, (math.nan,) * 3, 0, 0, ())
+    else:
+        evidence = said.evidence
+        judged = (said.headline, said.outcome, said.leader, said.runner_up, said.runner_up_lost,
+                  (evidence.centre, evidence.low, evidence.high), evidence.n,
+                  sum(not (math.isfinite(v) and v > 0) for v in evidence.values), said.unsettled)
+    skipped = {name: SUBSPACE if fixed_weight(name) else reason for name, reason in result.skipped.items()}
+    return RaceSnapshot(result.target_name, result.dim, measure, rows, done, total, int(result.budget), raised_from,
+                        result.winner, *judged, skipped, dict(result.failed), finished)
 
 
 def run_race(connection, settings: RaceSettings, results: str, run_bytes: int) -> None:
-    """Entry point of a race's process: memory limit and low priority, then the bake-off, each run's snapshot
-    sent as ``("progress", RaceSnapshot)``, the last as ``("finished", RaceSnapshot)``, or ``("failed", reason)``;
-    a page that is gone (a broken pipe) ends it quietly."""
+    """Entry point of a race's process: memory limit and low priority, then the bake-off — again at the next budget
+    while no sampler settles (module docstring) — each run's snapshot sent as ``("progress", RaceSnapshot)``, the
+    last as ``("finished", RaceSnapshot)``, or ``("failed", reason)``; a page that is gone (a broken pipe) ends it
+    quietly."""
     limit_memory(run_bytes)
     sample_at_low_priority()
     try:
-        result = bakeoff(settings.build_target(), settings.samplers, settings.budget, settings.axis, settings.seeds,
-                         chains=settings.chains, statistic=settings.statistic, seed=settings.seed, results=results,
-                         workers=0, progress=False,
-                         on_result=lambda partial: connection.send(("progress", snapshot(partial, settings, False))))
-        connection.send(("finished", snapshot(result, settings, True)))
+        budgets, raised_from = (settings.budget, *settings.raised()), ()
+        for budget in budgets:
+            at = dataclasses.replace(settings, budget=budget)
+            result = bakeoff(at.build_target(), at.samplers, at.budget, at.axis, at.seeds, chains=at.chains,
+                             statistic=at.statistic, seed=at.seed, results=results, workers=0, progress=False,
+                             on_result=functools.partial(_progress, connection, settings, raised_from))
+            if budget == budgets[-1] or result.verdict is None or result.verdict.outcome != NOTHING_SETTLED:
+                break
+            raised_from += (budget,)
+        connection.send(("finished", snapshot(result, settings, True, raised_from)))
     except MemoryError:
         _say(connection, ("failed", f"the race exceeded its memory limit ({format_bytes(run_bytes)})"))
     except Exception as error:  # noqa: BLE001 — the page says why; the server goes on
         _say(connection, ("failed", describe(error)))
     finally:
         connection.close()
+
+
+def _progress(connection, settings: RaceSettings, raised_from: tuple[int, ...], partial) -> None:
+    """Send the bake-off so far (``bakeoff``'s ``on_result``)."""
+    connection.send(("progress", snapshot(partial, settings, False, raised_from)))
 
 
 def _say(connection, message: tuple) -> None:

@@ -1,9 +1,11 @@
 """A bake-off's report: the ranked table and verdict as text, and an HTML page of its figures.
 
 The text (``text``) holds the table (each measure as mean [low, high] over
-seeds), the verdict in the strict vocabulary ("wins" or "tie"), the
-equilibrium reference, how the efficiency tuning changed each tuned sampler's
-ESS rate against the acceptance (DISCS) tuning, every frozen kernel (the first seed's,
+seeds; the samplers that did not settle last), the verdict in the strict
+vocabulary ("wins", "tie" or "no winner", and the samplers that lost by not
+settling within the budget), the equilibrium reference, how the efficiency
+tuning changed each tuned sampler's ESS rate against the acceptance (DISCS)
+tuning, every frozen kernel (the first seed's,
 JSON: ``samplers.make(sampler, target, **kernel)`` replays it; every seed's is
 stored with its run), and the samplers skipped with why. The page
 (``figures``, written by ``save`` as ``benchmarks.papers.lsb_runs.save`` does) draws
@@ -76,8 +78,9 @@ def text(result) -> str:
              f"{RANKED_BY[result.axis]}.", ""]
     lines += [table_text(result) if not result.table.empty else "(no run finished)", ""]
     if not result.table.empty and result.table["ESS not usable"].any():
-        lines += [f"ESS not usable: the chains had not settled (split-R̂ > {SETTLED_RHAT}); such a seed gives no "
-                  "ratio in the verdict.", ""]
+        lines += [f"ESS not usable: the chains had not settled (split-R̂ > {SETTLED_RHAT}) on that many seeds; a "
+                  "sampler that did not settle on every seed has lost at this budget, and ranks below every sampler "
+                  "that did.", ""]
     if not result.table.empty and result.table["ESS a lower bound"].any():
         lines += ["ESS a lower bound: as large as the draws it came from (they look independent at the trace's "
                   "spacing); such a seed's rate is counted at its draws, and a ratio against it is no ratio in the "

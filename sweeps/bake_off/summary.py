@@ -36,19 +36,40 @@ ratios are (a rate lives on a log scale, and its interval never crosses 0);
 split-R̂ and the acceptance rate, and a rate with a zero among its seeds, as
 the mean with a 95 % t-interval (``samplers.diagnostics.convergence.interval``); a
 measure of a single seed has no interval. Rows are ranked by the geometric
-mean of ESS per unit of the budget's axis.
+mean of ESS per unit of the budget's axis, the settled ones first (below).
 
-The verdict compares samplers, not kernels: each sampler is represented by
-its best-ranked kernel (efficiency- or acceptance-tuned). The leading sampler
-*wins* only when the per-seed ratio of its ESS rate to that of *every* other
-sampler clears 1 by the claims audit's rule (``samplers.diagnostics.verdicts.Ratio(1)``:
-95 % interval on log ρ over ≥ 5 seeds entirely above 1: "reproduced");
-otherwise it is a tie with the sampler it does not clear (or, when their
-ratio is not decisive — a seed without a usable ESS — no winner, for want of
-an interval to judge), and the report says so. Ratios pair the runs of equal replicate number: the runs are independent
-(each has its own seed and starts), so a pair's log ratio has mean
-log(rate₁/rate₂) and the t-interval over pairs is valid; seeds that only one
-of the two finished are left out of that comparison.
+Settling comes first. A kernel has *settled* at this budget when its chains
+settled on every seed it ran (no seed's ESS is unusable); a sampler whose
+chains did not settle on some seed has *lost* at this budget: a user who runs
+it with this budget cannot count on its chains having settled, and its ESS on
+that seed measures nothing. So the table ranks every settled kernel above every
+unsettled one (each group by its ESS rate), and an unsettled sampler can lose
+but never block a winner. Raising the budget can let it settle: the verdict is
+for this budget.
+
+The verdict compares samplers, not kernels: each sampler is represented by its
+best-ranked kernel (efficiency- or acceptance-tuned), and the *leader* is the
+first of them in the ranking. Paired by seed (the runs of equal replicate
+number are independent: each has its own seed and starts), the leader L,
+settled on every seed, stands against another sampler O as follows:
+
+* O did not settle on some seed: on that seed L's chains settled and O's did
+  not, so L is ahead there, and one such seed is enough — O *did not settle
+  within the budget* and lost to L at this budget, whatever its rate on its
+  other seeds (the report counts its unsettled seeds);
+* O settled on every seed: the per-seed ratios of L's ESS rate to O's on the
+  seeds both finished (a seed only one of the two finished is left out) decide
+  by the claims audit's rule (``samplers.diagnostics.verdicts.Ratio(1)``: a pair's
+  log ratio has mean log(rate_L/rate_O), and L is ahead only when the 95 %
+  t-interval on log ρ over ≥ 5 seeds lies entirely above 1: "reproduced"). A
+  denominator whose ESS is only a lower bound gives no ratio on its seed.
+
+L *wins* when it settled on every seed and is ahead of every other sampler.
+Otherwise there is no winner: a *tie* with the first sampler L does not clear
+when their interval reaches 1; *no interval to judge* when that ratio is not
+decisive (fewer than five shared seeds, or a lower-bound ESS against it); and
+*nothing settled* when no sampler settled on every seed (then L is only the
+best of unsettled runs, and cannot win). The report says which.
 """
 
 from __future__ import annotations
@@ -206,11 +227,17 @@ def _setting(runs: list[RunMeasures]) -> str:
     return "learned g, frozen" if "theta" in runs[0].kernel else "as given"
 
 
+def settled(runs: list[RunMeasures]) -> bool:
+    """Whether a kernel's chains settled on every seed it ran (module docstring)."""
+    return not any(run.problem == UNSETTLED for run in runs)
+
+
 def table(runs: dict[str, list[RunMeasures]], axis: str) -> pd.DataFrame:
-    """One row per label, ranked by ESS per unit of ``axis`` (geometric mean over seeds; zero ESS last): each
-    measure's mean and 95 % interval (``<measure> low``, ``<measure> high``), the seeds, the setting, and the
-    seeds whose ESS is not usable (chains not settled) or only a lower bound (as large as its draws), and those
-    whose time to equilibrium is censored at the run's length."""
+    """One row per label, the settled ones first (module docstring), each group ranked by ESS per unit of ``axis``
+    (geometric mean over seeds; zero ESS last): each measure's mean and 95 % interval (``<measure> low``,
+    ``<measure> high``), the seeds, the setting, and the seeds whose ESS is not usable (chains not settled) or
+    only a lower bound (as large as its draws), and those whose time to equilibrium is censored at the run's
+    length."""
     rows = []
     for name, measured in runs.items():
         row = {"sampler": name, "setting": _setting(measured), "seeds": len(measured),
@@ -222,11 +249,13 @@ def table(runs: dict[str, list[RunMeasures]], axis: str) -> pd.DataFrame:
             row |= {measure: centre, f"{measure} low": low, f"{measure} high": high}
         rates = np.array([run.values[RANKED_BY[axis]] for run in measured])
         row["_rank"] = float(np.exp(np.mean(np.log(rates)))) if np.all(rates > 0) else 0.0
+        row["_settled"] = settled(measured)
         rows.append(row)
     frame = pd.DataFrame(rows)
     if frame.empty:
         return frame
-    return frame.sort_values("_rank", ascending=False, kind="stable").drop(columns="_rank").set_index("sampler")
+    return frame.sort_values(["_settled", "_rank"], ascending=False, kind="stable") \
+        .drop(columns=["_settled", "_rank"]).set_index("sampler")
 
 
 def paired_evidence(numerator: list[RunMeasures], denominator: list[RunMeasures], measure: str):
@@ -243,39 +272,74 @@ def paired_evidence(numerator: list[RunMeasures], denominator: list[RunMeasures]
     return ratio_evidence(paired_ratios([by_seed[0][s] for s in shared], [by_seed[1][s] for s in shared]))
 
 
+#: How a verdict ends (``Verdict.outcome``, module docstring).
+OUTCOMES = ("wins", "tie", "no interval", "nothing settled")
+WINS, TIE, NO_INTERVAL, NOTHING_SETTLED = OUTCOMES
+
+
 @dataclass(frozen=True)
 class Verdict:
-    """The leading sampler against the closest other one (the one whose ratio's interval reaches lowest), their
-    per-seed ratio's evidence, and the winner (None: a tie)."""
+    """The leading sampler against the closest other one, their per-seed ratio's evidence, and the winner (None:
+    no winner). The closest is the first settled sampler the leader does not clear, else the settled one whose
+    ratio's interval reaches lowest, else (every other sampler lost by not settling) the best-ranked of those.
+    ``unsettled``: (sampler, seeds its chains did not settle on, its seeds) of every other sampler that did not
+    settle within the budget, in rank order; ``leader_settled``: whether the leader settled on every seed."""
 
     leader: str
     runner_up: str
     evidence: object
     winner: str | None
     problems: tuple[str, ...] = ()
+    unsettled: tuple[tuple[str, int, int], ...] = ()
+    leader_settled: bool = True
+
+    @property
+    def outcome(self) -> str:
+        """One of ``OUTCOMES`` (module docstring)."""
+        if self.winner:
+            return WINS
+        if not self.leader_settled:
+            return NOTHING_SETTLED
+        return TIE if self.evidence.decisive else NO_INTERVAL
+
+    @property
+    def runner_up_lost(self) -> bool:
+        """Whether the closest other sampler is one that did not settle within the budget."""
+        return any(name == self.runner_up for name, _, _ in self.unsettled)
+
+    def lost(self) -> str:
+        """The samplers that did not settle within the budget, with their seeds ("" when none)."""
+        return ", ".join(f"{name} ({count} of {seeds} seeds)" for name, count, seeds in self.unsettled)
 
     def sentence(self, measure: str) -> str:
-        if self.winner:
+        lost = (f"; did not settle within the budget (split-R̂ > {SETTLED_RHAT}), so lost at this budget: "
+                f"{self.lost()}") if self.unsettled else ""
+        outcome = self.outcome
+        if outcome == WINS and self.runner_up_lost:
+            return (f"{self.winner} wins: its chains settled on every seed, and every other sampler's did not "
+                    f"within the budget{lost}.")
+        if outcome == WINS:
             return (f"{self.winner} wins: its {measure} is {self.evidence} times {self.runner_up}'s, the closest other "
-                    f"sampler, the 95 % interval entirely above 1 ({Ratio(1).rule()}).")
-        advice = {UNSETTLED: "chains not settled on some seeds: raise the budget",
-                  UNRESOLVED: "ESS as large as its draws on some seeds, so that the ratios against them are only "
-                              "bounds"}
-        problems = "".join(f"; {advice[problem]}" for problem in self.problems)
-        if not self.evidence.decisive:  # no interval to judge: the lead is not shown, nor is a tie
+                    f"sampler, the 95 % interval entirely above 1 ({Ratio(1).rule()}){lost}.")
+        if outcome == NOTHING_SETTLED:
+            return (f"no winner: no sampler's chains settled on every seed within the budget (split-R̂ > "
+                    f"{SETTLED_RHAT} on some seed of each); {self.leader} leads the unsettled runs, but an ESS of "
+                    f"chains that have not settled measures nothing: raise the budget.")
+        problems = ("; ESS as large as its draws on some seeds, so that the ratios against them are only bounds"
+                    if UNRESOLVED in self.problems else "")
+        if outcome == NO_INTERVAL:  # the lead is not shown, nor is a tie
             return (f"no winner: {self.leader} leads, but its {measure} against {self.runner_up}'s gives no interval "
-                    f"to judge ({self.evidence}){problems}.")
+                    f"to judge ({self.evidence}){problems}{lost}.")
         return (f"tie: {self.leader} / {self.runner_up} of {measure}, paired by seed, is {self.evidence}, which does "
-                f"not clear 1 ({Ratio(1).rule()}){problems}.")
+                f"not clear 1 ({Ratio(1).rule()}){problems}{lost}.")
 
     @property
     def headline(self) -> str:
-        """The outcome in a few words: who wins, a tie, or no winner for want of a decisive interval."""
-        if self.winner:
-            return f"{self.winner} wins"
-        if not self.evidence.decisive:
-            return f"No winner: {self.leader} leads, but is not shown ahead of {self.runner_up}"
-        return f"Tie: {self.leader} is not shown ahead of {self.runner_up}"
+        """The outcome in a few words: who wins, a tie, or no winner (no decisive interval, or nothing settled)."""
+        return {WINS: f"{self.winner} wins",
+                TIE: f"Tie: {self.leader} is not shown ahead of {self.runner_up}",
+                NO_INTERVAL: f"No winner: {self.leader} leads, but is not shown ahead of {self.runner_up}",
+                NOTHING_SETTLED: "No winner: no sampler's chains settled within the budget"}[self.outcome]
 
 
 def best_of_each_sampler(ranked: pd.DataFrame, runs: dict[str, list[RunMeasures]]) -> list[str]:
@@ -290,16 +354,27 @@ def best_of_each_sampler(ranked: pd.DataFrame, runs: dict[str, list[RunMeasures]
 
 
 def verdict(ranked: pd.DataFrame, runs: dict[str, list[RunMeasures]], axis: str) -> Verdict | None:
-    """The winner by the strict rule (module docstring); None with fewer than two samplers."""
+    """The verdict by the rule of the module docstring, on ``ranked`` (``table``'s order: settled kernels first);
+    None with fewer than two samplers."""
     contenders = best_of_each_sampler(ranked, runs)
     if len(contenders) < 2:
         return None
     leader, others = contenders[0], contenders[1:]
+    lost = tuple((other, sum(run.problem == UNSETTLED for run in runs[other]), len(runs[other]))
+                 for other in others if not settled(runs[other]))
+    ruled = [other for other in others if settled(runs[other])]
     evidence = {other: paired_evidence(runs[leader], runs[other], RANKED_BY[axis]) for other in others}
-    uncleared = [other for other in others if Ratio(1).judge(evidence[other]) != REPRODUCED]
-    closest = uncleared[0] if uncleared else min(others, key=lambda other: evidence[other].low)
+    uncleared = [other for other in ruled if Ratio(1).judge(evidence[other]) != REPRODUCED]
+    if uncleared:
+        closest = uncleared[0]
+    elif ruled:
+        closest = min(ruled, key=lambda other: evidence[other].low)
+    else:
+        closest = others[0]
     problems = tuple(sorted({run.problem for name in (leader, closest) for run in runs[name] if run.problem}))
-    return Verdict(leader, closest, evidence[closest], None if uncleared else leader, problems)
+    wins = settled(runs[leader]) and not uncleared
+    return Verdict(leader, closest, evidence[closest], leader if wins else None, problems, lost,
+                   settled(runs[leader]))
 
 
 def tuning_gain(runs: dict[str, list[RunMeasures]], axis: str) -> dict[str, tuple[str, str, object]]:
