@@ -4,12 +4,15 @@ For an ``intracluster`` sampler with ``adapt`` (``samplers.intracluster.walk_ada
 three small figures share the step axis: the bias γ (γ = 1 is the paper's
 γ = β), the continuous walk length κ, and the mean acceptance probability of
 the moves with the target acceptance dashed; a dotted marker shows where the
-values were frozen, and a status line says what the sampler is doing. Drawn
-from the ``AdaptationState`` the worker sends when the tuning history grew.
+values were frozen, and a status line says what the sampler is doing. Each
+curve ends at the value in force (``drawn_columns``), which the status prints
+once frozen. Drawn from the ``AdaptationState`` the worker sends when the
+tuning history grew.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import panel as pn
 from bokeh.models import ColumnDataSource, Span
 from bokeh.plotting import figure
@@ -18,10 +21,23 @@ from engine.snapshot import AdaptationState, RunInfo, Snapshot, wide_number
 
 from .balancing import thinned
 from .base import LiveView, plain, tuning_line
-from .conventions import integer_ticks, number_ticks
+from .conventions import count_range, integer_ticks, number_ticks
 
 TRACES = {"gamma": ("bias γ (γ = 1: the paper's γ = β)", "γ"), "walk_length": ("walk length κ", "κ"),
           "acceptance": ("mean acceptance probability", "ᾱ")}
+
+
+def drawn_columns(state: AdaptationState) -> dict:
+    """The tuning history (thinned), then the values in force at the state's step: its γ and its walk length (the
+    longest of a range), with no acceptance measured there. The history's rows precede the last updates, so
+    without that point the γ and walk length the status prints would not be on the plot."""
+    history = thinned(state.history)
+    steps = np.asarray(history["step"])
+    if len(steps) and steps[-1] >= state.step:
+        return history
+    now = {"step": state.step, "gamma": state.gamma, "walk_length": float(np.max(state.walk_length)),
+           "acceptance": np.nan}
+    return {name: np.append(np.asarray(history[name], dtype=float), now[name]) for name in ("step", *TRACES)}
 
 
 def adaptation_status(state: AdaptationState) -> str:
@@ -41,7 +57,7 @@ class AdaptationView(LiveView):
         self.figures, self.frozen_markers = [], []
         for column, (title, label) in TRACES.items():
             fig = figure(height=170, sizing_mode="stretch_width", title=title, x_axis_label="step",
-                         y_axis_label=label, tools="pan,wheel_zoom,box_zoom,reset")
+                         y_axis_label=label, x_range=count_range(), tools="pan,wheel_zoom,box_zoom,reset")
             fig.toolbar.logo = None
             integer_ticks(fig.xaxis)
             number_ticks(fig.yaxis, pixels=170 - 90)
@@ -72,7 +88,7 @@ class AdaptationView(LiveView):
         if state is None:
             return
         self.target_line.location = state.target_acceptance
-        self.source.data = plain(thinned(state.history))
+        self.source.data = plain(drawn_columns(state))
         for marker in self.frozen_markers:
             marker.visible = state.frozen_at is not None
             marker.location = state.frozen_at or 0

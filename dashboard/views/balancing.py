@@ -28,7 +28,7 @@ from bokeh.plotting import figure
 from engine.snapshot import BALANCING, FORMULAS, LOG_T, LearningState, RunInfo, Snapshot
 
 from .base import LiveView, plain
-from .conventions import integer_ticks, legend_outside, log_ticks, number_ticks
+from .conventions import count_range, integer_ticks, legend_outside, log_ticks, number_ticks
 
 T = np.exp(LOG_T)
 #: Most points drawn per learning trace (the learner keeps up to 4,096).
@@ -69,7 +69,7 @@ def learning_status(state: LearningState) -> str:
 
 def _trace_figure(title: str, y_label: str, height: int = 170):
     fig = figure(height=height, sizing_mode="stretch_width", title=title, x_axis_label="step", y_axis_label=y_label,
-                 tools="pan,wheel_zoom,box_zoom,reset,hover")
+                 x_range=count_range(), tools="pan,wheel_zoom,box_zoom,reset,hover")
     fig.toolbar.logo = None
     integer_ticks(fig.xaxis)
     number_ticks(fig.yaxis, pixels=height - 90)  # η had 8 labels in its 80 px
@@ -132,6 +132,11 @@ class BalancingView(LiveView):
     @classmethod
     def applies(cls, info: RunInfo) -> bool:
         return info.capabilities.has_balancing_function
+
+    @classmethod
+    def leads(cls, info: RunInfo) -> bool:
+        """A run that learns g is about the function it learns."""
+        return info.capabilities.learns_balancing
 
     def reconfigure(self, info: RunInfo) -> None:
         """Show the learning traces and controls only for a learning sampler; draw g as built."""

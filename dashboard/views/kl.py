@@ -1,33 +1,45 @@
 """The KL view: exact KL(P‖π) of MCMC, OPAD and OPAD+ against iterations, live (OPAD paper, Fig. 1).
 
-Both axes are logarithmic. For each approximation every chain's curve is drawn
-faint, and over them the mean across chains (bold) with the band between the
-2.5 % and 97.5 % quantiles across chains. A line of text gives the latest
-values of the pooled chains and the ratios MCMC/OPAD and MCMC/OPAD+, which the
-paper reports to be one to three orders of magnitude.
+Both axes are logarithmic, labelled in powers of ten. For each approximation
+two things are drawn, both labelled in the legend: the approximation built
+from all chains pooled (solid, bold), and the approximations of the single
+chains — every chain's curve faint, their mean across chains (dashed) and the
+band between the 2.5 % and 97.5 % quantiles across chains. Pooling n chains
+is n times the samples, so the pooled curves lie below the per-chain ones, and
+the ratios between them differ.
+
+The line of text above the plot is about the pooled curves, and says so: the
+step of their last point, the value each ends at, and the ratios MCMC/OPAD and
+MCMC/OPAD+ of those values (the paper reports one to three orders of
+magnitude). Every number it prints is the end of a drawn pooled curve or a
+ratio of two of them; tiny values read as powers of ten (``wide_number``).
 
 The curves come from the run's ``OpadSnapshot`` (log-spaced checkpoints, so
 a long run draws a few hundred points per chain). KL values below ``FLOOR``
-— OPAD+ reaches exactly 0 once it holds every state — are drawn at the floor.
-Like the other live views, the figure is built once per session and only the
-``ColumnDataSource``s change (see ``dashboard.views.snapshot``).
+— OPAD+ reaches exactly 0 once it holds every state — are drawn at the floor,
+and the text says so. Like the other live views, the figure is built once per
+session and only the ``ColumnDataSource``s change (see ``dashboard.views.base``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import panel as pn
-from bokeh.models import ColumnDataSource
+from bokeh.models import ColumnDataSource, Legend, LegendItem
 from bokeh.plotting import figure
 
-from engine.snapshot import KINDS, OpadSnapshot, RunInfo, Snapshot, number
+from engine.snapshot import KINDS, OpadSnapshot, RunInfo, Snapshot, wide_number
 
 from .base import LiveView, plain
-from .conventions import legend_outside, log_ticks
+from .conventions import fit_title, legend_outside, log_ticks
 
 FLOOR = 1e-10
 COLORS = {"mcmc": "#d62728", "opad": "#1f77b4", "opad_plus": "#2ca02c"}
-LABELS = {"mcmc": "MCMC (frequencies)", "opad": "OPAD (visited, ∝ p̃)", "opad_plus": "OPAD+ (visited ∪ proposed)"}
+SHORT = {"mcmc": "MCMC", "opad": "OPAD", "opad_plus": "OPAD+"}
+#: What the three approximations and the two kinds of curve are (the legend names them).
+KEY = ("<span style='font-size:0.85em'>MCMC: the chains' frequencies; OPAD: the visited states weighted ∝ p̃; "
+       "OPAD+: the visited and proposed states weighted ∝ p̃. Solid: one approximation from all chains pooled; "
+       "faint: each chain's own, dashed their mean and shaded the 95 % of chains between.</span>")
 
 
 def chain_lines(steps: np.ndarray, kl: np.ndarray) -> dict:
@@ -45,52 +57,82 @@ def chain_lines(steps: np.ndarray, kl: np.ndarray) -> dict:
 
 
 def band(steps: np.ndarray, kl: np.ndarray) -> dict:
-    """Mean across chains and its 2.5–97.5 % quantile band, per checkpoint."""
+    """Mean across the single chains and its 2.5–97.5 % quantile band, per checkpoint."""
     values = np.maximum(kl[:, :-1], FLOOR)
     lower, upper = np.quantile(values, [0.025, 0.975], axis=1)
     return {"step": steps, "mean": values.mean(axis=1), "lower": lower, "upper": upper}
 
 
+def pooled(steps: np.ndarray, kl: np.ndarray) -> dict:
+    """The pooled chains' curve (the last column), drawn at ``FLOOR`` where it is below."""
+    return {"step": steps, "kl": np.maximum(kl[:, -1], FLOOR)}
+
+
+#: The KL card's text before the chains' first step.
+NO_STEP_YET = "KL(P‖π) appears once the chains have taken a step."
+
+
 def summary(snapshot: OpadSnapshot) -> str:
-    """The pooled chains' latest KL values, the MCMC/OPAD ratios and the store's size."""
+    """The pooled curves' step and last values and the MCMC/OPAD and MCMC/OPAD+ ratios of those values: what the
+    plot shows, in a line of text (and the store's warning when it is full)."""
     if not len(snapshot.steps):
-        return "KL(P‖π) appears once the chains have taken a step."
+        return NO_STEP_YET
     latest = {kind: float(snapshot.kl[kind][-1, -1]) for kind in KINDS}
 
-    def ratio(kind):
-        return f"{number(latest['mcmc'] / latest[kind])}×" if latest[kind] > 0 else "∞ (exact)"
+    def value(kind):
+        return (f"{SHORT[kind]} {wide_number(latest[kind])}" if latest[kind] >= FLOOR else
+                f"{SHORT[kind]} {wide_number(latest[kind])} (drawn at {wide_number(FLOOR)})")
 
-    text = (f"step {int(snapshot.steps[-1]):,}, all chains pooled: KL MCMC {number(latest['mcmc'])} · "
-            f"OPAD {number(latest['opad'])} (MCMC/OPAD {ratio('opad')}) · OPAD+ {number(latest['opad_plus'])} "
-            f"(MCMC/OPAD+ {ratio('opad_plus')}) · {snapshot.n_particles:,} distinct states stored")
+    def ratio(kind):
+        return (f"MCMC/{SHORT[kind]} {wide_number(latest['mcmc'] / latest[kind])}×" if latest[kind] > 0
+                else f"MCMC/{SHORT[kind]} ∞: exact")
+
+    text = (f"All chains pooled (solid curves), step {int(snapshot.steps[-1]):,}: KL {value('mcmc')} · "
+            f"{value('opad')} ({ratio('opad')}) · {value('opad_plus')} ({ratio('opad_plus')})")
     if snapshot.full:
         text += f"<br>⚠ {snapshot.full}"
     return text
 
 
 class KLView(LiveView):
-    """KL(P‖π) of the three approximations per chain (faint) and across chains (mean and 95 % band)."""
+    """KL(P‖π) of the three approximations from all chains pooled (solid) and per chain (faint, dashed mean and
+    95 % band)."""
 
     title = "OPAD: KL to the target"
+
+    @classmethod
+    def leads(cls, info: RunInfo) -> bool:
+        """A run whose OPAD approximations are tracked is about how close they come to π."""
+        return info.opad_tracked
 
     def __init__(self, **params):
         super().__init__(**params)
         self.figure = figure(height=380, sizing_mode="stretch_width", x_axis_type="log", y_axis_type="log",
-                             title="KL(P‖π) against iterations", x_axis_label="iterations (steps per chain)",
-                             y_axis_label="KL(P‖π)", tools="pan,wheel_zoom,box_zoom,reset,save")
+                             x_axis_label="iterations (steps per chain)", y_axis_label="KL(P‖π)",
+                             tools="pan,wheel_zoom,box_zoom,reset,save")
+        fit_title(self.figure, "KL(P‖π) against iterations")
         self.figure.toolbar.logo = None
         self.line_sources = {kind: ColumnDataSource({"x": [], "y": []}) for kind in KINDS}
         self.band_sources = {kind: ColumnDataSource(band(np.zeros(0), np.zeros((0, 2)))) for kind in KINDS}
+        self.pooled_sources = {kind: ColumnDataSource(pooled(np.zeros(0), np.zeros((0, 1)))) for kind in KINDS}
+        per_chain = {}
         for kind in KINDS:
             color = COLORS[kind]
             self.figure.line("x", "y", source=self.line_sources[kind], color=color, alpha=0.15, line_width=1)
             self.figure.varea("step", "lower", "upper", source=self.band_sources[kind], color=color, alpha=0.15)
-            self.figure.line("step", "mean", source=self.band_sources[kind], color=color, line_width=3,
-                             legend_label=LABELS[kind])
-        legend_outside(self.figure)
+            per_chain[kind] = LegendItem(label=f"{SHORT[kind]} per chain (mean)", renderers=[self.figure.line(
+                "step", "mean", source=self.band_sources[kind], color=color, line_width=2, line_dash="dashed")])
+        items = []
+        for kind in KINDS:  # over the single chains; in the legend, a row per approximation: pooled, per chain
+            items += [LegendItem(label=f"{SHORT[kind]} all chains pooled", renderers=[self.figure.line(
+                "step", "kl", source=self.pooled_sources[kind], color=COLORS[kind], line_width=3.5)]),
+                per_chain[kind]]
+        self.figure.add_layout(Legend(items=items))
+        legend_outside(self.figure, rows=len(KINDS))
         log_ticks(self.figure.xaxis, self.figure.yaxis)
         self.status = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["kl-status"])
-        self._layout = pn.Column(self.status, pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
+        self.key = pn.pane.HTML(KEY, sizing_mode="stretch_width", css_classes=["kl-key"])
+        self._layout = pn.Column(self.status, self.key, pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
                                  sizing_mode="stretch_width")
 
     def reconfigure(self, info: RunInfo) -> None:
@@ -98,8 +140,9 @@ class KLView(LiveView):
         for kind in KINDS:
             self.line_sources[kind].data = {"x": [], "y": []}
             self.band_sources[kind].data = band(np.zeros(0), np.zeros((0, 2)))
-        self.figure.visible = info.opad_tracked
-        self.status.object = "" if info.opad_tracked else f"No KL curve: {info.opad_problem}."
+            self.pooled_sources[kind].data = pooled(np.zeros(0), np.zeros((0, 1)))
+        self.figure.visible = self.key.visible = info.opad_tracked
+        self.status.object = NO_STEP_YET if info.opad_tracked else f"No KL curve: {info.opad_problem}."
 
     def update(self, snapshot: Snapshot) -> None:
         if snapshot.opad is not None:
@@ -110,6 +153,7 @@ class KLView(LiveView):
             for kind in KINDS:
                 self.line_sources[kind].data = plain(chain_lines(snapshot.steps, snapshot.kl[kind]))
                 self.band_sources[kind].data = plain(band(snapshot.steps, snapshot.kl[kind]))
+                self.pooled_sources[kind].data = plain(pooled(snapshot.steps, snapshot.kl[kind]))
         self.status.object = summary(snapshot)
 
     def __panel__(self):

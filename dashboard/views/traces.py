@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 import panel as pn
-from bokeh.models import ColumnDataSource, DataRange1d
+from bokeh.models import ColumnDataSource
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
@@ -26,7 +26,7 @@ from engine.snapshot import LABELS, RunInfo, Snapshot, folds_sign
 from .base import LiveView, plain
 from .conventions import CHAIN_ALPHA
 from .conventions import TRACE_LINES as MAX_LINES
-from .conventions import fit_axis_label, integer_ticks, key, number_ticks, thinned
+from .conventions import count_range, fit_axis_label, integer_ticks, key, number_ticks, thinned
 
 #: The band's percentiles over the chains.
 BAND = (10, 90)
@@ -93,9 +93,10 @@ class TraceView(LiveView):
                                 "statistic": np.zeros((0, n_lines))}, n_lines)
 
     def _figure(self, label: str, prefix: str, x_range=None):
-        # The x axis starts at 0 (the run's start), so a fresh run is not drawn on an axis from −1 to 1.
+        # The x axis starts at 0 (the run's start), so a fresh run is not drawn on an axis from −1 to 1, and
+        # holds three integer ticks from the first step on.
         fig = figure(height=HEIGHT, sizing_mode="stretch_width", tools="pan,wheel_zoom,box_zoom,reset",
-                     x_axis_label=self.x_axis.value, y_axis_label=label, x_range=x_range or DataRange1d(start=0))
+                     x_axis_label=self.x_axis.value, y_axis_label=label, x_range=x_range or count_range())
         x = X_AXES[self.x_axis.value]
         self.bands.append(fig.varea(x=x, y1=f"{prefix}_low", y2=f"{prefix}_high", source=self.source,
                                     fill_color=BAND_COLOUR, fill_alpha=0.35))

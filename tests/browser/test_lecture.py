@@ -49,16 +49,17 @@ PLOTS_JS = r"""
 () => {
   const docs = (window.Bokeh && window.Bokeh.documents) || [];
   if (!docs.length || !docs[0].views_manager) return null;
-  const views = docs[0].views_manager.query(view => Array.isArray(view.model.renderers) && view.model.title != null);
+  const views = docs[0].views_manager.query(view => view.model.type === "Figure" || view.model.type === "Plot");
   const text = (value) => value == null ? "" : (typeof value === "string" ? value : (value.text ?? "")).replace(/\s+/g, " ");
   const out = [];
   for (const view of views) {
     const rect = view.el.getBoundingClientRect();
     if (!view.el.isConnected || rect.width === 0 || rect.height === 0) continue;
     const plot = view.model;
+    const side = (name) => Array.isArray(plot[name]) ? plot[name] : [];
     const axis = (axes) => axes.map(a => text(a.axis_label)).join(" / ");
     const legends = [];
-    for (const item of [...plot.left, ...plot.right, ...plot.above, ...plot.below, ...plot.center]) {
+    for (const item of ["left", "right", "above", "below", "center"].flatMap(side)) {
       if (item.items) for (const entry of item.items) legends.push(text(entry.label && (entry.label.value ?? entry.label)));
     }
     const span = {x: [Infinity, -Infinity], y: [Infinity, -Infinity]};
@@ -81,7 +82,7 @@ PLOTS_JS = r"""
         title = header ? header.textContent.trim() : ""; break;
       }
     }
-    out.push({card: title, title: text(plot.title), x_label: axis(plot.below), y_label: axis(plot.left),
+    out.push({card: title, title: text(plot.title), x_label: axis(side("below")), y_label: axis(side("left")),
               legend: legends, x: range(plot.x_range), y: range(plot.y_range),
               x_data: span.x, y_data: span.y});
   }

@@ -3,8 +3,15 @@
 For each preset the page loads it, takes a step and reads the plots the browser
 drew from Bokeh's views (``LEGIBILITY_JS``): no legend box over a glyph's
 bounding box or wider than its plot, no title or axis label wider than its plot, no tick label in
-"e+" notation nor two alike, a colour key beside every image, and the state and the trace
-within the first screen, without scrolling. Every defect of every preset is
+"e+" notation nor two alike, at least three tick labels on every axis of numbers (not one of names) of
+a plot that draws something,
+no tick label read as an SI prefix where it does not belong (``SI_PREFIX``: a number followed by
+n, µ or m on any axis — nothing below one carries a prefix here — or by k, M or G on a log axis, whose
+probabilities, KL divergences and ratios read as powers of ten), no raw TeX in any text shown
+(``RAW_TEX``: "\\beta", "e^{", "x_{" in the page's visible text, shadow roots included, or in a plot's
+title, axis labels and legend), a colour key beside every image, and the state and the run's lead
+view beside it (``explorer.Explorer.lead``: its traces, or what the run is about — the KL curves of an OPAD
+run, the balancing function an LSB run learns) within the first screen, without scrolling. Every defect of every preset is
 collected, then reported together.
 """
 
@@ -33,12 +40,31 @@ TRACE_DRAWN_JS = """
   view.model.renderers.some(r => r.data_source && r.data_source.data.lp_mean && r.data_source.data.lp_mean.length > 0))
 """
 
+#: A tick label that reads as an SI prefix: a number, then one of n µ m k M G (and perhaps a unit after a space).
+SI_PREFIX = r"^[−-]?\d[\d.,]*\s?([nµμmkMG])(\s\S+)?$"
+#: Prefixes that no axis carries (nothing below one has a unit here: a probability of 0.001 is not "1m").
+SUB_UNIT_PREFIXES = "nµμm"
+#: Raw TeX: a command ("\beta") or a braced sub- or superscript ("e^{", "x_{").
+RAW_TEX = r"\\[A-Za-z]+|[_^]\{"
+
 #: The legibility defects of the plots shown, as sentences. Reads Bokeh's views of the plots on the page (only
 #: those with a size: a hidden or collapsed card's plots have none).
 LEGIBILITY_JS = """
-(slack) => {
+([slack, siPrefix, subUnit, rawTex]) => {
   const doc = Bokeh.documents[0];
   const problems = [];
+  const si = new RegExp(siPrefix), tex = new RegExp(rawTex);
+  const texts = [];  // every text shown: the page's visible text nodes, shadow roots included, and the plots' texts
+  const walk = (root) => {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const el = node.parentElement;
+      if (el && !el.closest("script, style, template, annotation, .katex-mathml") &&
+          el.checkVisibility({opacityProperty: true, visibilityProperty: true})) texts.push(node.data);
+    }
+    for (const el of root.querySelectorAll("*")) if (el.shadowRoot) walk(el.shadowRoot);
+  };
+  walk(document.body);
   const font = (text) => `${text.text_font_style} ${text.text_font_size} ${text.text_font}`;
   const canvas = document.createElement("canvas").getContext("2d");
   const width = (text, f) => { canvas.font = f; return Math.max(...String(text).split("\\n").map(l => canvas.measureText(l).width)); };
@@ -48,13 +74,18 @@ LEGIBILITY_JS = """
   const plots = query(view => view.model.type === "Figure" || view.model.type === "Plot");
   const keys = query(view => typeof view.model.text === "string" && view.model.text.includes("background:"))
     .map(view => view.el.getBoundingClientRect());
-  let state = null, trace = null;
+  let state = null, lead = null;
+  const inLead = (el) => { for (let n = el; n; n = n.parentNode || n.host) if (n.classList?.contains("lead-card")) return true; return false; };
   for (const view of plots) {
     const plot = view.model, title = plot.title ? plot.title.text : "";
     const name = `"${title || plot.yaxis?.[0]?.axis_label || "untitled"}"`.replace(/\\n/g, " ");
+    texts.push(title, ...[...plot.above, ...plot.below, ...plot.left, ...plot.right, ...plot.center]
+      .flatMap(item => [item.axis_label, ...(item.type === "Legend" ? item.items.map(i => i.label?.value) : [])])
+      .filter(text => typeof text === "string"));
     const frame = view.frame.bbox;
     const box = view.el.getBoundingClientRect();
     if (title === "current state") state = box;
+    if (!lead && inLead(view.el)) lead = box;  // the first plot of the view beside the state
     const glyphs = [];
     for (const rv of view.renderer_views.values()) {
       const model = rv.model;
@@ -65,7 +96,6 @@ LEGIBILITY_JS = """
         const ys = [b.y0, b.y1].map(y => rv.coordinates.y_scale.compute(y));
         glyphs.push({x0: Math.max(frame.x0, Math.min(...xs)), x1: Math.min(frame.x1, Math.max(...xs)),
                      y0: Math.max(frame.y0, Math.min(...ys)), y1: Math.min(frame.y1, Math.max(...ys))});
-        if (model.data_source.data && model.data_source.data.lp_mean) trace = box;
       }
     }
     let colourBar = false;
@@ -95,6 +125,15 @@ LEGIBILITY_JS = """
       const labels = ticks.length ? av.compute_labels(ticks).items.map(item => String(item.text ?? "")) : [];
       const exponent = labels.find(label => /e[+-]?\\d/.test(label));
       if (exponent) problems.push(`${name}: tick label "${exponent}"`);
+      const log = (horizontal ? plot.x_scale : plot.y_scale).type === "LogScale";
+      const prefixed = labels.find(label => { const m = label.match(si); return m && (log || subUnit.includes(m[1])); });
+      if (prefixed) problems.push(`${name}: tick label "${prefixed}" reads as an SI prefix`);
+      const overrides = axis.major_label_overrides;
+      const names = (horizontal ? plot.x_range : plot.y_range).type === "FactorRange" ||
+        (overrides instanceof Map ? overrides.size : Object.keys(overrides ?? {}).length) > 0;
+      if (!names && glyphs.length && labels.length < 3) {  // an empty plot's axes have nothing to read yet
+        problems.push(`${name}: fewer than three tick labels on its ${horizontal ? "x" : "y"} axis (${labels})`);
+      }
       if (new Set(labels).size < labels.length) problems.push(`${name}: two ticks read the same (${labels})`);
     }
     const images = [...view.renderer_views.values()].some(rv => rv.model.type === "GlyphRenderer" &&
@@ -103,18 +142,26 @@ LEGIBILITY_JS = """
       k.left < box.right && k.right > box.left);
     if (images && !colourBar && !keyNear) problems.push(`${name}: an image without a colour key`);
   }
+  for (const text of new Set(texts)) {
+    const found = text.match(tex);
+    if (found) problems.push(`raw TeX "${text.slice(Math.max(0, found.index - 20), found.index + 20).trim()}"`);
+  }
   const inScreen = (b) => b && b.top >= 0 && b.left >= 0 && b.bottom <= innerHeight + slack && b.right <= innerWidth + slack;
   if (!inScreen(state)) problems.push("the state is not in the first screen");
-  if (!inScreen(trace)) problems.push("the trace is not in the first screen");
+  if (!inScreen(lead)) problems.push("the lead view is not in the first screen");
   return problems;
 }
 """
 
 
+#: What ``LEGIBILITY_JS`` is called with.
+ARGUMENTS = [SLACK, SI_PREFIX, SUB_UNIT_PREFIXES, RAW_TEX]
+
+
 def legibility_problems(page: Page) -> list[str]:
     """The legibility defects of the page as it shows now (``LEGIBILITY_JS``), scrolled to the top."""
     page.evaluate("() => { for (const el of document.querySelectorAll('*')) el.scrollTop = 0; }")
-    return page.evaluate(LEGIBILITY_JS, SLACK)
+    return page.evaluate(LEGIBILITY_JS, ARGUMENTS)
 
 
 def built_and_stepped(page: Page, entry: dict) -> None:
@@ -147,7 +194,10 @@ Array.from(Bokeh.documents[0].views_manager.query(view => view.model.type === "F
   view.model.type === "Plot")).map(view => view.model).find(plot => [...plot.above, ...plot.right].some(item => item.type === "Legend") &&
     plot.renderers.some(r => r.data_source && Object.values(r.data_source.data).some(column => column.length > 0)))
 """
-#: Plants two defects in that plot as drawn: its legend repeated on the curves, and a title far wider than the plot.
+#: Plants defects of every kind the check looks for: in the legend plot as drawn, its legend repeated on the curves
+#: and a title far wider than the plot; on a log axis (g(t)'s) a tick read as "1k"; on the trace's axes, ticks
+#: read as "…m" (a value below one with an SI prefix) and a single tick; raw TeX in a line of the page (inside a
+#: shadow root, as Panel draws its panes) and in an axis label.
 PLANT_DEFECTS_JS = """
 () => {
   const plot = %s;
@@ -155,26 +205,48 @@ PLANT_DEFECTS_JS = """
   const Legend = Bokeh.Models.get("Legend");
   plot.add_layout(new Legend({items: legend.items, location: "center"}), "center");
   plot.title.text = "a title that no plot of this page is wide enough for ".repeat(8);
+  const plots = Array.from(Bokeh.documents[0].views_manager.query(view => view.model.type === "Figure"))
+    .map(view => view.model);
+  const formatter = (code) => new (Bokeh.Models.get("CustomJSTickFormatter"))({code});
+  const xaxis = (p) => p.below.find(item => item.type.endsWith("Axis"));
+  const yaxis = (p) => p.left.find(item => item.type.endsWith("Axis"));
+  const logPlot = plots.find(p => p.x_scale.type === "LogScale");
+  xaxis(logPlot).formatter = formatter("return tick >= 1000 ? tick / 1000 + 'k' : String(tick);");
+  yaxis(logPlot).axis_label = "planted \\\\beta";
+  const trace = plots.find(p => p.renderers.some(r => r.data_source && r.data_source.data.lp_mean));
+  yaxis(trace).formatter = formatter("return (tick * 1000).toFixed(0) + 'm';");
+  xaxis(trace).ticker = new (Bokeh.Models.get("CustomJSTicker"))({major_code: "return [(cb_data.start + cb_data.end) / 2];"});
+  const deep = (root, selector) => root.querySelector(selector) ||
+    [...root.querySelectorAll("*")].filter(el => el.shadowRoot).map(el => deep(el.shadowRoot, selector)).find(Boolean);
+  const key = deep(document, ".trace-key");
+  const line = document.createElement("span");
+  line.textContent = "planted e^{-2βJ}";
+  (key.shadowRoot ?? key).append(line);
 }
 """ % LEGEND_PLOT.strip()
+#: What the check says of each planted defect (a part of its sentence).
+PLANTED = ("its legend lies on the curves", "its title is wider than the plot", 'tick label "1k" reads as an SI prefix',
+           'm" reads as an SI prefix', "fewer than three tick labels on its x axis", 'raw TeX "planted e^{-2βJ}"',
+           'raw TeX "planted \\beta"', "the state is not in the first screen", "the lead view is not in the first screen")
 
 
 def test_the_check_finds_each_kind_of_defect_it_looks_for(page: Page):
-    """The check is not vacuous: on a comparison preset it reports nothing, and it reports a legend laid onto
-    the curves, a title wider than its plot, and the state and trace pushed below a short window's first screen."""
+    """The check is not vacuous: on a comparison preset with a log axis (a balancing function) it reports
+    nothing, and it reports a legend laid onto the curves, a title wider than its plot, ticks read as SI prefixes
+    on a log axis and below one, an axis with a single tick, raw TeX in the page and in a plot, and the state and
+    lead view pushed below a short window's first screen."""
     page.set_viewport_size({"width": 1280, "height": 720})
-    built_and_stepped(page, next(entry for entry in PRESETS if entry["config"].get("compare_sampler")))
+    built_and_stepped(page, next(entry for entry in PRESETS if entry["config"].get("compare_sampler")
+                                 and entry["config"]["sampler"] == "lsb"))
     page.get_by_role("button", name="Start", exact=True).click()
     page.wait_for_function(f"() => Boolean({LEGEND_PLOT.strip()})", timeout=TIMEOUT_MS)
     page.get_by_role("button", name="Pause", exact=True).click()
     assert legibility_problems(page) == []
     page.evaluate(PLANT_DEFECTS_JS)
     page.set_viewport_size({"width": 1280, "height": 260})
-    expected = ("its legend lies on the curves", "its title is wider than the plot",
-                "the state is not in the first screen", "the trace is not in the first screen")
-    page.wait_for_function(f"() => {{ const found = ({LEGIBILITY_JS.strip()})({SLACK}).join('\\n'); "
-                           f"return {list(expected)}.every(defect => found.includes(defect)); }}",
+    page.wait_for_function(f"() => {{ const found = ({LEGIBILITY_JS.strip()})({json.dumps(ARGUMENTS)}).join('\\n'); "
+                           f"return {json.dumps(PLANTED)}.every(defect => found.includes(defect)); }}",
                            timeout=TIMEOUT_MS)  # BokehJS lays the plot out again first
     problems = "\n".join(legibility_problems(page))
-    for defect in expected:
+    for defect in PLANTED:
         assert defect in problems, problems
