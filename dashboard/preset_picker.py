@@ -1,11 +1,11 @@
 """The preset picker: the preset select, Load preset, and the preset's name, description and failure.
 
 The selection follows the run shown: when that run is a preset (opened from a link, a file or Load preset
-alike) the preset is selected, so that the name and description beside the run are its own; a custom run
-keeps the selection and is said to be custom (``CUSTOM_RUN``; the page's opening run is said to be that,
-``DEFAULT_RUN``), and a preset that is not the run shown says so
-(``NOT_LOADED``). Preset texts are the project's own (``engine.presets``), never the user's, so they are
-Markdown.
+alike) the preset is selected, so that the name and description beside the run are its own. Otherwise the
+pane first says what the run shown is — the page's opening run (``DEFAULT_RUN``), a custom run
+(``CUSTOM_RUN``), each with its target, sampler and chains, or another preset — and then, below a rule, the
+selected preset under ``NOT_LOADED``: a description is never printed as if it were the run shown's. Preset
+texts are the project's own (``engine.presets``), never the user's, so they are Markdown.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from engine.client import RunClient
 from engine.config import RunConfig
 from engine.presets import load_presets, preset_of
 
-#: Under a preset's description while the run shown is not that preset (the page opens on the default run).
-NOT_LOADED = "This preset is not the run shown: Load preset runs it."
-#: Above the preset's description while the run shown is none of the presets (edited, or a link to a custom run).
+#: Above the selected preset's name and description while the run shown is not that preset.
+NOT_LOADED = "Selected preset, not the run shown: Load preset runs it."
+#: What the run shown is when it is none of the presets (edited, or a link to a custom run).
 CUSTOM_RUN = "Custom run: the run shown matches none of the presets."
-#: Above the preset's description while the run shown is the page's opening run (``RunConfig()``, no preset).
-DEFAULT_RUN = "The run shown is the page's default run (none of the presets): Load preset runs the one below."
+#: What the run shown is when it is the page's opening run (``RunConfig()``, no preset).
+DEFAULT_RUN = "The run shown is the page's default run, none of the presets."
 #: The page's default run, as a configuration's dictionary.
 DEFAULT_CONFIG = RunConfig().to_dict()
 
@@ -60,20 +60,31 @@ class PresetPicker(pn.viewable.Viewer):
             self._show_preset_info()
 
     def _show_preset_info(self, event=None) -> None:
-        """The preset's full name (the drop-down cuts long ones), its description, and the failure it shows; whether
-        it is the run shown, and that the run shown is a custom run when it is none of the presets."""
+        """The preset's full name (the drop-down cuts long ones), its description, and the failure it shows; when it
+        is not the run shown, first what the run shown is (``_run_shown``) and, below a rule, that it is not."""
         preset = self._presets.get(self.preset.value)
         if preset is None:
             self.preset_info.object = ""
             return
         failure = f"\n\n**⚠ Meant to show a failure:** {preset.shows_failure}" if preset.shows_failure else ""
+        selected = f"**{self.preset.value}**\n\n{preset.description}{failure}"
         running = self._running_preset()
-        loaded = "" if running == self.preset.value else f"\n\n*{NOT_LOADED}*"
+        if running == self.preset.value:
+            self.preset_info.object = selected
+            return
+        shown = "" if self.client.config is None else f"{self._run_shown(running)}\n\n---\n\n"
+        self.preset_info.object = f"{shown}*{NOT_LOADED}*\n\n{selected}"
+
+    def _run_shown(self, running: str) -> str:
+        """What the run shown is, when it is not the selected preset: another preset (``running``), or the page's
+        default run or a custom run with its target, sampler and chains."""
+        if running:
+            return f"The run shown is the preset **{running}**."
         config = self.client.config
         # the default run has no target parameters: a run with some (an uploaded model) is never serialised here
-        opening = config is not None and not config.target_params and config.to_dict() == DEFAULT_CONFIG
-        custom = f"**{DEFAULT_RUN if opening else CUSTOM_RUN}**\n\n" if config is not None and not running else ""
-        self.preset_info.object = f"{custom}**{self.preset.value}**\n\n{preset.description}{failure}{loaded}"
+        opening = not config.target_params and config.to_dict() == DEFAULT_CONFIG
+        return (f"**{DEFAULT_RUN if opening else CUSTOM_RUN}** It samples `{config.target}` with `{config.sampler}`, "
+                f"{config.n_chains:,} chain{'' if config.n_chains == 1 else 's'}.")
 
     def _running_preset(self) -> str:
         """The name of the preset the run shown is, as loaded (not since edited, nor its β moved live); '' if none."""

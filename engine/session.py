@@ -5,7 +5,14 @@ loop (``engine.worker``): ``start``, ``pause``, ``step(n)`` and
 ``set_speed`` change what it wants to do, ``advance()`` runs one chunk of
 steps (at most ``CHUNK_SECONDS`` or ``CHUNK_STEPS``) when it is ``busy``, and
 ``snapshot(display)`` packs what changed since the previous snapshot into an
-immutable ``Snapshot``. The slower parts of a snapshot (ESS diagnostics,
+immutable ``Snapshot``. Its ``Status.phase`` is ``READY`` until it first steps,
+then "running" or "paused" ("failed" once it raised); while its next chunk
+begins with a step that sets up what the run needs (``setting_up``: the first
+step, or OPAD's first step after its tracker was made, which enumerates the
+exact distribution) the phase says so (``STARTING``, ``ENUMERATING``), and the
+worker sends that status before it takes the step.
+
+The slower parts of a snapshot (ESS diagnostics,
 learning curves, OPAD's KL and marginals, comparisons) are refreshed at most
 every few seconds and, while the run goes on, within ``DISPLAY_SHARE`` of the
 worker's CPU time: a worker of a class of 30 on two cores gets a few percent
@@ -51,6 +58,12 @@ OPAD_SECONDS = 0.5
 COMPARISON_SECONDS = 1.0
 INSPECTION_SECONDS = 0.5
 
+
+#: Phases of ``Status`` besides "running", "paused" and "failed": a run built and never stepped; its first step
+#: under way; OPAD's first step after a new tracker, which enumerates the target's states (``OpadTracker``).
+READY = "ready"
+STARTING = "starting: computing the first step…"
+ENUMERATING = "building the exact distribution for OPAD's KL…"
 
 #: Most of a running worker's CPU time its snapshots may take (the parts above are skipped past it; the status and
 #: new trace points are always sent).
@@ -301,6 +314,17 @@ class RunSession:
         """Whether there are steps to take now (running, or single steps pending) and the run has not failed."""
         return not self.failed and (self.running or self._pending_steps > 0)
 
+    @property
+    def setting_up(self) -> str:
+        """The phase of a run about to take a step that sets it up ('' when it takes no step now, or an ordinary
+        one): ``ENUMERATING`` for the first step of an OPAD tracker (its first checkpoint enumerates the target),
+        else ``STARTING`` for the run's first step."""
+        if not self.busy:
+            return ""
+        if self.tracker is not None and self.sampler.n_steps == self._tracked_from:
+            return ENUMERATING
+        return STARTING if self.sampler.n_steps == 0 else ""
+
     def start(self) -> None:
         self.running = True
         self._pace_origin = None
@@ -332,6 +356,8 @@ class RunSession:
             self.inspected_chain, self._last_move = inspected, None
 
     def _new_tracker(self) -> OpadTracker:
+        """A tracker from the current step on (its first checkpoint, at the next step, enumerates the target)."""
+        self._tracked_from = self.sampler.n_steps
         return OpadTracker(self.target, scored_neighbours=self.config.opad_neighbours,
                            support=getattr(self.sampler, "in_support", None), max_particles=self._max_particles)
 
@@ -436,7 +462,8 @@ class RunSession:
             rate = (drained_steps - previous_steps) / (now - previous_time) if self.running else 0.0
             self._rate_reference = (drained_steps, now)
             self._steps_per_second = max(rate, 0.0)
-        phase = "failed" if self.failed else "running" if self.running else "paused"
+        phase = "failed" if self.failed else self.setting_up or (
+            "running" if self.running else READY if drained_steps == 0 else "paused")
         return Status(phase=phase, n_steps=drained_steps, n_evals=self.sampler.n_evals,
                       seconds=self._active_seconds, steps_per_second=self._steps_per_second,
                       acceptance=self.buffer.recent_acceptance())

@@ -124,7 +124,7 @@ class Status:
     (a paused or failed run never reports the speed it had before).
     """
 
-    phase: str = "paused"  # "paused", "running" or "failed"
+    phase: str = "paused"  # "paused", "running", "failed", or a set-up phase (``engine.session.READY`` and after)
     n_steps: int = 0
     n_evals: int = 0
     seconds: float = 0.0  # time spent inside the sampler's steps

@@ -16,7 +16,9 @@ worker → client
     ``("info", RunInfo)`` a run was built; ``("refused", message, request)`` a command was refused and the
     run goes on (``request`` names a refused ``configure``, else None);
     ``("failed", message)`` the run stopped with an error; ``("snapshot", Snapshot, handled)`` with the
-    number of commands (other than ``want`` and ``ping``) handled before it; ``("replay", MoveReplay)``
+    number of commands (other than ``want`` and ``ping``) handled before it; ``("replay", MoveReplay)``;
+    ``("status", run, Status)`` before a step that sets the run up (``RunSession.setting_up``: its first
+    step, OPAD's enumeration), which may take seconds — sent whether or not a snapshot is wanted (it is tiny)
 
 The first snapshot after a command is quick (``RunSession.snapshot``: the
 status, new trace points and states, none of the slow parts), so a click's
@@ -207,6 +209,8 @@ class Worker:
         session = self.session
         if session is None or not session.busy or session.pace_wait() > 0:
             return
+        if session.setting_up:  # a step that may take seconds: the page hears what it does, past flow control
+            self.send("status", session.run, session.status())
         try:
             session.advance()
         except Exception as error:  # noqa: BLE001 — a failing run stops with its reason; the worker goes on

@@ -168,6 +168,7 @@ def test_comparison_view_names_the_magnetisation_of_a_cluster_sampler_as_its_siz
         assert "compared on |magnetisation|" in comparison.heading.object
         applied(app, RunConfig(target="ising_lattice", target_params={"size": 8}, sampler="metropolis",
                                n_chains=2, statistic="magnetisation", compare_sampler="dlmc", compare_axis="steps"))
+        comparison = view(app, ComparisonView)  # the new run's own view
         assert "|" not in comparison.trace_figure.title.text and "compared on" not in comparison.heading.object
     finally:
         app.close()
@@ -359,7 +360,44 @@ def test_slow_motion_plays_the_move_frame_by_frame(monkeypatch):
         settle(app, lambda: app.client.status.n_steps == 1)
         assert not app.client.status.running
         applied(app, RunConfig(target="ising1d", sampler="metropolis", statistic="log_prob"))
-        assert not lattice.slow_motion.visible
+        assert not view(app, LatticeView).slow_motion.visible  # the new run's own view
+    finally:
+        app.close()
+
+
+def test_slow_motions_colours_are_each_in_the_key_and_named_alike_by_every_text(monkeypatch):
+    """The lattice key shows each walk colour with its meaning; the button, the inspector and the slow-motion
+    preset name the same colours; a frame draws only those, the second walk's squares inside the first's."""
+    from dashboard.views.inspector import marks_key
+    from dashboard.views.lattice import WALK_COLOUR_NAMES, WALK_COLOURS, WALK_OUTLINE_SIDES
+    from engine.presets import load_presets
+
+    monkeypatch.setattr("dashboard.views.lattice.FRAME_SECONDS", 0.0)
+    app = make_explorer(im_config(compare_sampler="", sampler_params={"n_active": 32, "walk_length": 2,
+                                                                      "gamma": 0.5}))
+    try:
+        lattice = view(app, LatticeView)
+        inspector_key = "".join(marks_key("walk"))
+        walk = ProposalInspection(kind="walk", step=1, before=np.zeros(64, dtype=np.uint8),
+                                  proposed_sites=np.array([1, 2, 3, 4]), accepted=True, log_target_ratio=0.0,
+                                  path=np.array([1, 2, 3, 4]))
+        slow_motion = next(preset for name, preset in load_presets().items() if "slow motion" in name)
+        for colour, name, walk_name in zip(WALK_COLOURS, WALK_COLOUR_NAMES, ("first", "second")):
+            assert colour in lattice.key.object and f"{name} " in lattice.key.object
+            assert f"flipped by the {walk_name} walk" in lattice.key.object
+            assert f"{walk_name} walk {name}" in lattice.slow_motion.description
+            assert colour in inspector_key and f"{name}: the {walk_name} walk's flips" in inspector_key
+            assert f"{walk_name} walk ({name}, " in describe(walk).lower()
+        assert f"first walk ({WALK_COLOUR_NAMES[0]} " in slow_motion.description
+        assert f"second ({WALK_COLOUR_NAMES[1]}, " in slow_motion.description
+        assert "blue" not in slow_motion.description + lattice.key.object + lattice.slow_motion.description
+        lattice.slow_motion.clicks += 1
+        settle(app, lambda: app.client.replay is not None)
+        while len(set(lattice.walk_source.data["color"])) < 2:  # until a frame of the second walk
+            app.flush()
+        data = lattice.walk_source.data
+        assert dict(zip(data["color"], data["side"])) == dict(zip(WALK_COLOURS, WALK_OUTLINE_SIDES))
+        assert WALK_OUTLINE_SIDES[1] < WALK_OUTLINE_SIDES[0]
     finally:
         app.close()
 
@@ -385,8 +423,10 @@ def test_adaptation_card_follows_the_tuning_until_it_freezes():
         for _ in range(70):
             sampler.step(record=False)
         history = thinned(sampler.adaptation_history())
-        settle(app, lambda: len(adaptation.source.data["gamma"]) == len(history["gamma"]))
-        np.testing.assert_array_equal(adaptation.source.data["gamma"], history["gamma"])
+        assert history["step"][-1] < 70  # so the curve ends at the value in force at step 70, the frozen γ
+        settle(app, lambda: len(adaptation.source.data["gamma"]) == len(history["gamma"]) + 1)
+        np.testing.assert_array_equal(adaptation.source.data["gamma"],
+                                      [*history["gamma"], sampler.frozen_params()["gamma"]])
         applied(app, im_config(compare_sampler=""))
         assert not card(app, AdaptationView).visible
     finally:

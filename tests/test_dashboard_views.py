@@ -290,8 +290,10 @@ def test_the_trace_says_how_to_start_until_the_first_step(explorer):
     assert traces._log_prob_figure.title.text == WAITING
     advance(explorer, 2)
     settle(explorer, lambda: traces._log_prob_figure.title.text == "")
-    explorer.client.reset()
-    settle(explorer, lambda: traces._log_prob_figure.title.text == WAITING)
+    before = explorer.client.info
+    explorer.client.reset()  # a new run, with a view of its own
+    settle(explorer, lambda: explorer.client.info is not before
+           and view(explorer, TraceView)._log_prob_figure.title.text == WAITING)
 
 
 def test_x_axis_toggle_switches_to_evaluations(explorer):
@@ -571,6 +573,7 @@ def test_kl_view_draws_every_chain_and_the_band_of_the_three_approximations():
         assert "MCMC/OPAD" in kl.status.object
         applied(app, RunConfig(target="ising_segmentation", target_params={"size": 6}, sampler="metropolis",
                                statistic="log_prob"))
+        kl = view(app, KLView)  # the new run's own view
         assert not kl.figure.visible and "d = 36" in kl.status.object
         assert list(kl.line_sources["mcmc"].data["y"]) == []
     finally:
@@ -754,3 +757,258 @@ def test_adaptation_view_follows_the_walk_tuning_and_its_freeze():
         assert len(adaptation.source.data["step"]) > 0
     finally:
         app.close()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Every number a card prints is on its plot (issue 40): the numbers are read back from the card's text, as printed
+# (``engine.numbers``: "30,714", "0.0001459", "1.3 × 10⁻⁶"), and compared with the data its plot draws.
+
+from types import SimpleNamespace  # noqa: E402
+
+from dashboard.views.kl import FLOOR  # noqa: E402
+from engine.opad_tracker import OpadSnapshot  # noqa: E402
+from engine.snapshot import KINDS, TuningState  # noqa: E402
+
+#: A number as ``number`` or ``wide_number`` prints it.
+PRINTED = r"(?:[−-]?\d[\d,]*(?:\.\d+)?(?: × 10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)?|10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)"
+
+
+def read_number(text: str) -> tuple[float, float]:
+    """A printed number and the relative rounding of its print (four significant digits, or the one decimal of a
+    power of ten's mantissa)."""
+    import re
+    text = text.replace(",", "").replace("−", "-")
+    power = re.fullmatch(r"(?:(.+) × )?10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)", text)
+    if power is None:
+        return float(text), 5e-4 if float(text) else 0.0
+    exponent = int(power.group(2).translate(str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")))
+    mantissa = float(power.group(1) or 1)
+    return mantissa * 10.0 ** exponent, 0.05 / mantissa
+
+
+def assert_printed(text: str, value: float) -> None:
+    """``text`` is ``value`` as printed, within its print's rounding."""
+    printed, rounding = read_number(text)
+    assert printed == pytest.approx(value, rel=rounding, abs=0), (text, value)
+
+
+def kl_snapshot(mcmc: float, opad: float, opad_plus: float) -> OpadSnapshot:
+    """Three checkpoints of KL for four chains and pooled, ending at the given pooled values; the single chains
+    end above them (each has a quarter of the samples), as in a run."""
+    steps = np.array([1, 10, 300])
+    ends = {"mcmc": mcmc, "opad": opad, "opad_plus": opad_plus}
+    kl = {}
+    for kind, end in ends.items():
+        pooled_curve = np.array([1.0, 0.1, end])
+        chains = pooled_curve[:, None] * np.array([3.0, 4.0, 5.0, 20.0]) + 1e-3
+        kl[kind] = np.column_stack([chains, pooled_curve])
+    return OpadSnapshot(steps=steps, kl=kl, n_particles=12)
+
+
+@pytest.mark.parametrize("ends", [(0.03903, 0.0001459, 0.000001271), (0.07, 0.004, 0.0)])
+def test_the_kl_text_prints_the_ends_of_the_pooled_curves_it_draws_and_their_ratios(ends):
+    import re
+    kl = KLView()
+    snapshot = kl_snapshot(*ends)
+    kl.draw(snapshot)
+    text = kl.status.object
+    assert text.startswith("All chains pooled")
+    match = re.search(rf"step ({PRINTED}): KL MCMC ({PRINTED}) · OPAD ({PRINTED})(?: \(drawn at ({PRINTED})\))? "
+                      rf"\(MCMC/OPAD ({PRINTED})×\) · OPAD\+ ({PRINTED})(?: \(drawn at ({PRINTED})\))? "
+                      rf"\(MCMC/OPAD\+ (?:({PRINTED})×|∞: exact)\)$", text)
+    assert match, text
+    step, mcmc, opad, opad_floor, opad_ratio, plus, plus_floor, plus_ratio = match.groups()
+    curves = {kind: np.asarray(source.data["kl"], dtype=float) for kind, source in kl.pooled_sources.items()}
+    for kind in KINDS:  # the pooled curves are drawn, each the pooled column, and named in the legend
+        assert list(kl.pooled_sources[kind].data["step"]) == [1, 10, 300]
+        np.testing.assert_allclose(curves[kind], np.maximum(snapshot.kl[kind][:, -1], FLOOR))
+    labels = [item.label.value for item in kl.figure.legend[0].items]
+    assert sum("all chains pooled" in label for label in labels) == 3
+    assert sum("per chain" in label for label in labels) == 3
+    assert_printed(step, 300)
+    assert_printed(mcmc, curves["mcmc"][-1])
+    assert_printed(opad, curves["opad"][-1])
+    assert_printed(opad_ratio, curves["mcmc"][-1] / curves["opad"][-1])
+    assert opad_floor is None
+    assert_printed(plus, ends[2])
+    if ends[2]:
+        assert_printed(plus, curves["opad_plus"][-1])
+        assert_printed(plus_ratio, curves["mcmc"][-1] / curves["opad_plus"][-1])
+        assert plus_floor is None
+    else:  # exactly 0: drawn at the floor, which the text says
+        assert plus_ratio is None and curves["opad_plus"][-1] == FLOOR
+        assert_printed(plus_floor, FLOOR)
+    assert "0.0000" not in text  # tiny values as powers of ten
+
+
+def test_the_kl_view_of_a_run_prints_the_ends_of_its_pooled_curves():
+    import re
+    app = make_explorer(target="ising1d", target_params={"m": 8}, sampler="metropolis", sampler_params={},
+                        n_chains=5, statistic="log_prob")
+    try:
+        kl = view(app, KLView)
+        advance(app, 200)
+        settle(app, lambda: "step 200:" in kl.status.object)
+        values = re.findall(rf"(?:MCMC|OPAD|OPAD\+) ({PRINTED})(?= [·(]|$)", kl.status.object)
+        assert len(values) == 3, kl.status.object
+        for text, kind in zip(values, KINDS):
+            assert_printed(text, kl.pooled_sources[kind].data["kl"][-1])
+            # the pooled chains hold five chains' samples: their curve is not the mean of the single chains'
+            assert kl.pooled_sources[kind].data["kl"][-1] <= kl.band_sources[kind].data["mean"][-1]
+    finally:
+        app.close()
+
+
+def largest_error_numbers(text: str) -> dict:
+    """``{"MCMC": …, "OPAD": …, "OPAD+": …}`` read from a "largest error of …" line."""
+    import re
+    return dict(re.findall(rf"(MCMC|OPAD\+?) ({PRINTED})(?= ·|$)", text))
+
+
+def test_the_inclusion_and_dag_texts_print_the_largest_gap_between_the_bars_drawn():
+    for target, params, kind, read in (("bvs", {"n_predictors": 6, "n_samples": 40}, InclusionView, "source"),
+                                       ("dag", {"n_nodes": 4}, DagView, "heat_source")):
+        app = make_explorer(target=target, target_params=params, sampler="metropolis", sampler_params={},
+                            n_chains=4, statistic="log_prob")
+        try:
+            card_view = view(app, kind)
+            advance(app, 150)
+            settle(app, lambda: "largest error" in card_view.status.object)
+            data = getattr(card_view, read).data
+            printed = largest_error_numbers(card_view.status.object)
+            assert set(printed) == {"MCMC", "OPAD", "OPAD+"}, card_view.status.object
+            for label, series in (("MCMC", "mcmc"), ("OPAD", "opad"), ("OPAD+", "opad_plus")):
+                drawn = np.abs(np.asarray(data[series], dtype=float) - np.asarray(data["exact"], dtype=float))
+                assert_printed(printed[label], drawn.max())
+        finally:
+            app.close()
+
+
+def test_the_diagnostics_caption_prints_only_numbers_of_its_table(explorer):
+    import re
+    advance(explorer, 200)
+    diagnostics = view(explorer, DiagnosticsView)
+    settle(explorer, lambda: len(diagnostics._table.object))
+    table = dict(zip(diagnostics._table.object["diagnostic"], diagnostics._table.object["value"]))
+    assert f"over the last {table['window (steps)']} steps" in diagnostics._caption.object
+    wolff = {"window (steps)": 884, ESS_DEFINITIONS[0]: 5177.3, "R-hat": 1.2301}
+    diagnostics.update(SimpleNamespace(diagnostics=wolff))
+    table = dict(zip(diagnostics._table.object["diagnostic"], diagnostics._table.object["value"]))
+    caption = diagnostics._caption.object
+    assert f"ESS {table[ESS_DEFINITIONS[0]]} is more than the {table['window (steps)']} × 4 = 3,536 draws" in caption
+    assert f"R-hat {table['R-hat']} is above" in caption
+    assert re.search(r"over the last (\S+) steps", caption).group(1) == table["window (steps)"]
+
+
+def test_the_tuning_line_prints_the_value_in_force_its_target_and_its_step():
+    import re
+    tuning = TuningView()
+    state = TuningState(parameter="step_size", value=0.0123456, adapting=True, frozen_at=None, burn_in=500,
+                        target_acceptance=0.574, step=37)
+    tuning.update(SimpleNamespace(tuning=state))
+    match = re.search(rf"now ({PRINTED})\) toward ({PRINTED})% acceptance: step ({PRINTED}) of the burn-in's "
+                      rf"({PRINTED})", tuning.status.object)
+    assert match, tuning.status.object
+    for text, value in zip(match.groups(), (state.value, 100 * state.target_acceptance, state.step, state.burn_in)):
+        assert_printed(text, value)
+
+
+def test_the_walk_tuning_prints_its_freeze_and_its_values_where_its_plots_draw_them():
+    import re
+    app = make_explorer(target="ising_lattice", target_params={"size": 6}, sampler="intracluster",
+                        sampler_params={"n_active": 18, "walk_length": 2, "adapt": True, "burn_in": 20},
+                        n_chains=2, statistic="magnetisation")
+    try:
+        adaptation = view(app, AdaptationView)
+        advance(app, 10)
+        settle(app, lambda: "<b>adapting</b>" in adaptation.status.object)
+        target = re.search(rf"toward ({PRINTED})% acceptance", adaptation.status.object).group(1)
+        assert_printed(target, 100 * adaptation.target_line.location)
+        advance(app, 20)
+        settle(app, lambda: "frozen</b> at step" in adaptation.status.object)
+        match = re.search(rf"at step ({PRINTED}): γ = ({PRINTED}), walk length ({PRINTED})", adaptation.status.object)
+        assert match, adaptation.status.object
+        assert all(marker.visible for marker in adaptation.frozen_markers)
+        assert_printed(match.group(1), adaptation.frozen_markers[0].location)
+        assert_printed(match.group(2), adaptation.source.data["gamma"][-1])
+        assert_printed(match.group(3), adaptation.source.data["walk_length"][-1])
+    finally:
+        app.close()
+
+
+def test_the_trace_key_counts_the_single_chains_it_draws(explorer):
+    import re
+    advance(explorer, 3)
+    traces = view(explorer, TraceView)
+    shown_lines = sum(renderer.visible for renderer in traces.chain_lines[0])
+    assert re.search(r"(\d+) single chains", traces.key.object).group(1) == str(shown_lines) == "4"
+
+
+# -- issue 40: the status line before the first step, the default run's preset pane, tempering's traces ------------
+from engine.session import READY  # noqa: E402
+
+
+def test_the_status_line_says_ready_and_names_the_set_up_evaluations_until_the_first_step():
+    """A run never started is "ready" (not "paused"), and the evaluations it shows then are its set-up's, counted
+    in full; after a step the line reads as before."""
+    app = explorer_for(RunConfig())
+    try:
+        status = app.controls.runs.status
+        settle(app, lambda: app.client.drawn and f"<b>{READY}</b>" in status.object)
+        _, sampler = RunConfig().build()  # the same run headless: its evaluations before any step
+        assert status.object.startswith(f"<b>{READY}</b> · steps 0 · evaluations {sampler.n_evals:,} in set-up · ")
+        advance(app, 1)
+        settle(app, lambda: "<b>paused</b> · steps 1 · evaluations " in status.object)
+        assert "in set-up" not in status.object
+    finally:
+        app.close()
+
+
+def test_the_default_run_is_never_described_by_the_selected_presets_text():
+    """On the page's default run the pane first says what the run shown is, then, below a rule, the preset that
+    is selected, which Load preset would run: its description is never the run's."""
+    app = explorer_for(RunConfig())
+    try:
+        presets = app.controls.presets
+        preset = presets._presets[presets.preset.value]
+        shown, selected = presets.preset_info.object.split("\n\n---\n\n")
+        default = RunConfig()
+        assert shown.startswith(f"**{DEFAULT_RUN}**") and f"`{default.target}` with `{default.sampler}`" in shown
+        assert f"{default.n_chains} chains" in shown and preset.description not in shown
+        assert selected.startswith(f"*{NOT_LOADED}*") and preset.description in selected
+    finally:
+        app.close()
+
+
+def test_the_tempering_presets_single_chains_are_drawn_and_change_sign_as_its_text_says():
+    """The tempering preset tells to watch a single chain's magnetisation (a thin line) change sign: the traces
+    card draws single chains for it, and one of them does within the first steps of the preset's seed."""
+    name, preset = next((name, preset) for name, preset in load_presets().items()
+                        if preset.config["sampler"] == "parallel_tempering")
+    assert "single chain's magnetisation (a thin coloured line) change sign" in preset.description
+    assert "watch its magnetisation trace" not in preset.description
+    app = explorer_for(RunConfig.from_dict({**preset.config, "compare_sampler": ""}))
+    try:
+        traces = view(app, TraceView)
+        drawn = [i for i, renderer in enumerate(traces.chain_lines[1]) if renderer.visible]
+        assert drawn and f"{len(drawn)} single chains" in traces.key.object
+        advance(app, 1500)
+        signs = [np.sign(traces.source.data[f"st{i}"]) for i in drawn]
+        assert any(np.any(sign[:-1] * sign[1:] < 0) for sign in signs), name
+    finally:
+        app.close()
+
+
+def test_preset_texts_and_the_inspectors_words_carry_no_raw_tex():
+    """Written for a projector: no TeX command, no braced or caret super- or subscript (e^{−2βJ}, x^(j))."""
+    def tex(text: str) -> list[str]:
+        return [mark for mark in ("\\", "^", "_{") if mark in text]
+
+    for name, preset in load_presets().items():
+        assert not tex(name + preset.description + preset.shows_failure), name
+    inspections = [move("single flip", sites=[6], log_q=np.linspace(-3, -1, 16)),
+                   move("path", path=[9, 3], log_q=np.linspace(-3, -1, 16)), move("walk", path=[5, 6, 7, 6, 1, 2]),
+                   move("independent flips", sites=[1, 2], log_q=np.linspace(-3, -1, 16)), move("other")]
+    for inspection in inspections:
+        assert not tex(describe(inspection)), inspection.kind
+    assert not tex(InspectorView().scatter.title.text)

@@ -310,3 +310,51 @@ def test_a_page_awaits_a_new_runs_first_snapshot_and_each_commands_answer(client
     assert client.awaiting and client.building
     assert client.wait_for(lambda c: not c.awaiting, TIMEOUT)
     assert client.config.seed == 11 and client.status.n_steps == 0
+
+
+# -- the status before the first step ------------------------------------------------------------------------------
+def opad_chain(**overrides) -> RunConfig:
+    """A run whose OPAD tracker enumerates its target (2^8 states) in its first step."""
+    values = dict(target="ising1d", target_params={"m": 8}, sampler="metropolis", n_chains=2, seed=3,
+                  statistic="log_prob")
+    values.update(overrides)
+    return RunConfig(**values)
+
+
+def test_a_run_is_ready_until_it_first_steps_and_its_phase_says_what_a_setting_up_step_does():
+    from engine.session import ENUMERATING, READY, STARTING, RunSession
+
+    session = RunSession(small(), run=1, request=1, max_particles=1000)
+    assert session.tracker is None and session.status().phase == READY and not session.setting_up
+    assert session.status().n_evals == session.sampler.n_evals > 0  # the set-up's evaluations, before any step
+    session.step(1)
+    assert session.setting_up == session.status().phase == STARTING
+    session.advance()
+    assert session.status().phase == "paused" and session.status().n_steps == 1 and not session.setting_up
+
+    opad = RunSession(opad_chain(), run=1, request=1, max_particles=100_000)
+    assert opad.tracker is not None and opad.status().phase == READY
+    opad.start()
+    assert opad.setting_up == opad.status().phase == ENUMERATING  # the first checkpoint enumerates the target
+    opad.advance()
+    assert opad.status().phase == "running" and opad.sampler.n_steps > 0
+    opad.set_beta(0.3)  # a new tracker for the new target: its first step enumerates again
+    assert opad.status().phase == ENUMERATING
+    opad.advance()
+    assert opad.status().phase == "running"
+
+
+def test_the_worker_tells_the_page_what_a_first_step_sets_up_before_taking_it():
+    from engine.session import ENUMERATING, READY
+
+    client = built(RunClient(Engine(in_process=True), opad_chain()))
+    try:
+        assert client.wait_for(lambda c: c.drawn, TIMEOUT) and client.status.phase == READY
+        seen = []
+        client.param.watch(lambda event: seen.append((event.new.phase, event.new.n_steps)), "status")
+        client.start()
+        assert client.wait_for(lambda c: c.status.n_steps > 0, TIMEOUT)
+        first_step = next(index for index, (_, steps) in enumerate(seen) if steps > 0)
+        assert (ENUMERATING, 0) in seen[:first_step]  # sent before the step, whether a snapshot is wanted or not
+    finally:
+        client.close()

@@ -100,3 +100,42 @@ def test_a_walk_move_shows_both_walks_and_eq6s_acceptance():
     np.testing.assert_array_equal(np.flatnonzero(flips % 2), inspection.proposed_sites)  # the walks reach y
     np.testing.assert_allclose(np.log(inspection.acceptance), min(0.0, inspection.log_target_ratio
                                + inspection.log_q_reverse - inspection.log_q_forward), atol=1e-9)
+
+
+@pytest.mark.parametrize("name, params", [("block_gibbs", {"block_size": 2}),
+                                          ("hamming_ball", {"block_size": 5, "radius": 1})])
+def test_a_block_move_is_said_to_be_kept_with_its_block_ringed_and_its_flips_filled(name, params):
+    """Block Gibbs and the Hamming ball always accept: the text names the block, the bits flipped (maybe none) and
+    the outcome, never "rejected", and the marks agree with it — the block's sites ringed, the flipped ones filled."""
+    from dashboard.views.inspector import RING_COLOUR, describe, marks
+    from engine.images import site_name
+    from engine.snapshot import RunInfo
+
+    target = targets.make("ising_lattice", size=4, beta=0.4)
+    info = RunInfo(run=0, request=0, sampler=name, target_name="ising_lattice", dim=16, n_chains=3,
+                   image_shape=(4, 4), image_positions=None, image_axes=None, capabilities=None,
+                   statistic="log_prob", opad_problem="")
+    sampler = samplers.make(name, target, n_chains=3, seed=5, **params)
+    flips_seen = set()
+    for _ in range(40):
+        before = sampler.states[0].copy()
+        inspection = inspect_move(sampler, before, sampler.step(), 0)
+        block, flipped = np.sort(inspection.path), np.sort(inspection.proposed_sites)
+        text = describe(inspection, lambda site: site_name(site, (4, 4)), name)
+        names = [site_name(site, (4, 4)) for site in block]
+        assert "rejected" not in text and "<b style='color:#2a9d8f'>accepted</b>: a Gibbs block move is always kept" \
+            in text
+        assert f"Block {{{', '.join(names)}}} ({block.size} sites, ringed)" in text
+        if flipped.size:
+            flips = ", ".join(site_name(site, (4, 4)) for site in flipped)
+            assert f"flipped {flipped.size} of them (filled): {flips}" in text
+        else:
+            assert "flipped no bit" in text and not inspection.accepted  # the record's "accepted": a bit changed
+        flips_seen.add(flipped.size)
+        drawn = marks(inspection, info)
+        rings = {(x, y) for x, y, alpha in zip(drawn["x"], drawn["y"], drawn["fill_alpha"]) if alpha == 0.0}
+        filled = {(x, y) for x, y, alpha in zip(drawn["x"], drawn["y"], drawn["fill_alpha"]) if alpha == 1.0}
+        assert filled == set(zip(*(c.tolist() for c in info.cells(flipped, 0))))
+        assert rings == set(zip(*(c.tolist() for c in info.cells(np.setdiff1d(block, flipped), 0))))
+        assert set(drawn["colour"]) <= {RING_COLOUR} and len(drawn["x"]) == block.size
+    assert 0 in flips_seen and len(flips_seen) > 1  # moves that kept every value and moves that flipped some

@@ -5,20 +5,25 @@ Opening the card asks the worker to record the shown chain's moves
 (``samplers.diagnostics.inspection``) of its latest step, at most twice a second while the
 run goes on and after every Step when paused. The picture is the proposal over
 the state's sites on its lattice (or grid, or an RBM's blocks), log₁₀ scale
-with a colour bar: for a single-flip proposal the chance Q(x^(j) | x) that bit
+with a colour bar: for a single-flip proposal the chance Q(x⁽ʲ⁾ | x) that bit
 j is the one proposed, for independent flips (DMALA, DLMC) each bit's own flip
 probability, for a path (PAS) the first flip's. A proposal the same for every
 site (Metropolis, Gibbs), a block, walks or clusters have nothing to colour:
-the picture is then the state x before the move, in the state card's colours
-and key. The sites the move proposed to change are ringed in magenta over a
-white halo (neither colour is in Viridis nor in the state's colours); a path's
-sites are numbered discs in the order it flips them, and so are the walks of
-an intracluster move, the first walk's red, the second's cyan. Sites are named
-as the picture shows them (a lattice site by its (row, column);
-``model.images.site_name``). The text gives the move's probability (a
-block's, a path's, the walks' log f of Eq. 3), the reverse move's, the target
-ratio and the acceptance probability with the outcome; for proposals built on
-the gradient, a scatter of the estimated flip log-ratios against the exact ones.
+the picture is then the state x before the move, in the state card's colours,
+under a key that names them and the marks. The sites the move proposed to
+change are ringed in magenta over a white halo (neither colour is in Viridis
+nor in the state's colours); a block move (block Gibbs, the Hamming ball) rings
+its block's sites and fills those it flipped; a path's sites are numbered discs
+in the order it flips them, and so are the walks of an intracluster move, in
+the slow-motion colours (``lattice.WALK_COLOURS``, named as the lattice card
+names them). Sites are named as the picture shows them (a lattice site by its
+(row, column); ``model.images.site_name``). The text gives the move's
+probability (a block's, a path's, the walks' log f of Eq. 3), the reverse
+move's, the target ratio and the acceptance probability with the outcome; a
+block move is Gibbs sampling, always accepted, so its text says which block was
+drawn, which bits it flipped (maybe none) and that it was kept. For proposals
+built on the gradient, a scatter of the estimated flip log-ratios against the
+exact ones.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from engine.snapshot import (ProposalInspection, RunInfo, Snapshot, exp_number, 
                              step_labels, wide_number)
 
 from .base import LiveView
-from .lattice import STATE_COLOURS, WALK_COLOURS, ImagePanel, state_key
+from .lattice import STATE_COLOURS, WALK_COLOUR_NAMES, WALK_COLOURS, ImagePanel, bit_key, key_line, swatch
 
 COLOUR_BAR_PIXELS = 60
 KEY_PIXELS = 380  # the state's colour key under the picture
@@ -56,10 +61,10 @@ SHARED_SITE_SHIFT = 0.3
 MARK_COLUMNS = ("x", "y", "label", "colour", "fill_alpha")
 
 
-def _sites(sites: np.ndarray, name: Callable[[int], str], limit: int = 12) -> str:
-    """Sites in order, named, the first ``limit`` of a long list."""
-    shown = " → ".join(name(site) for site in sites[:limit])
-    return shown + (f" → … ({sites.size} in all)" if sites.size > limit else "")
+def _sites(sites: np.ndarray, name: Callable[[int], str], limit: int = 12, between: str = " → ") -> str:
+    """Sites in order, named, the first ``limit`` of a long list; ``between`` separates them."""
+    shown = between.join(name(site) for site in sites[:limit])
+    return shown + (f"{between}… ({sites.size} in all)" if sites.size > limit else "")
 
 
 def proposal_picture(inspection: ProposalInspection) -> np.ndarray | None:
@@ -78,46 +83,80 @@ def _colours_sentence(inspection: ProposalInspection) -> str:
     """What the picture's colours are."""
     kind = inspection.kind
     if proposal_picture(inspection) is not None:
-        return {"path": "Colours: the chance w_j / W that bit j is the path's first flip (log₁₀); the discs number "
+        return {"path": "Colours: the chance wⱼ / W that bit j is the path's first flip (log₁₀); the discs number "
                         "the path's flips in order.",
                 "independent flips": "Colours: each bit's own chance to flip in this move (log₁₀); all flips are "
                                      "proposed together."}.get(
-            kind, "Colours: the chance Q(x^(j) | x) that bit j is the one proposed (log₁₀).")
+            kind, "Colours: the chance Q(x⁽ʲ⁾ | x) that bit j is the one proposed (log₁₀).")
     if kind == "single flip":
         possible = int(np.isfinite(inspection.log_q).sum())
         return (f"Every one of the {possible:,} sites is proposed with the same chance 1/{possible:,}: the picture "
                 "is the state x before the move, the proposed site ringed.")
     if kind == "walk":
-        return ("The picture is the state x before the move; the discs number the flips in order, the first walk's "
-                "red, the second's cyan.")
+        return (f"The picture is the state x before the move; the discs number the flips in order, the first walk's "
+                f"{WALK_COLOUR_NAMES[0]}, the second's {WALK_COLOUR_NAMES[1]}.")
+    if kind == "block":
+        return ("The picture is the state x before the move: the block's sites ringed, the bits the move flipped "
+                "filled.")
     return "The picture is the state x before the move, the sites the move proposed to change ringed."
 
 
-def describe(inspection: ProposalInspection, name: Callable[[int], str] = lambda site: f"bit {site}") -> str:
-    """The move in words and numbers (HTML); ``name`` names a site as the picture shows it."""
+def marks_key(kind: str) -> list[str]:
+    """The key of the marks drawn over the state for a move of ``kind`` (``marks``)."""
+    ring = f"border:2.5px solid {RING_COLOUR};border-radius:50%"
+    disc = "background:{};border-radius:50%"
+    if kind == "walk":
+        return [swatch(disc.format(colour), f"{name}: the {walk} walk's flips, numbered in order")
+                for colour, name, walk in zip(WALK_COLOURS, WALK_COLOUR_NAMES, ("first", "second"))]
+    if kind == "path":
+        return [swatch(disc.format(WALK_COLOURS[0]), f"{WALK_COLOUR_NAMES[0]}: the path's flips, numbered in order")]
+    if kind == "block":
+        return [swatch(ring, "ring: in the block"), swatch(disc.format(RING_COLOUR), "filled: flipped by the move")]
+    return [swatch(ring, "ring: proposed to change" if kind != "other" else "ring: changed by the move")]
+
+
+def _block_move(inspection: ProposalInspection, name: Callable[[int], str], sampler: str) -> str:
+    """A block move (block Gibbs, the Hamming ball) in words: the block drawn, the values drawn for it, the bits that
+    flipped, and the outcome — always accepted (Gibbs sampling; ``StepRecord.accepted`` says whether a bit changed)."""
+    block, flipped = np.sort(inspection.path), np.sort(inspection.proposed_sites)
+    drawn = ("drawn within Hamming distance r of a random centre u (probability averaged over u)"
+             if sampler == "hamming_ball" else "drawn from their conditional given the rest")
+    chance = (f"with probability {exp_number(inspection.log_q_forward)}" if math.isfinite(inspection.log_q_forward)
+              else "(too many candidate values to score their probability here)")
+    result = (f"flipped {flipped.size} of them (filled): {_sites(flipped, name, between=', ')}" if flipped.size
+              else "flipped no bit: the values drawn are the block's current ones")
+    return (f"Step {inspection.step:,}. Block {{{_sites(block, name, between=', ')}}} ({block.size} "
+            f"site{'' if block.size == 1 else 's'}, ringed), chosen uniformly (P = "
+            f"{exp_number(inspection.log_block_choice)}); new values {drawn}, {chance}. The move {result}; "
+            f"p̃(y)/p̃(x) = {exp_number(inspection.log_target_ratio)}; <b style='color:#2a9d8f'>accepted</b>: a Gibbs "
+            "block move is always kept (acceptance probability 1).")
+
+
+def describe(inspection: ProposalInspection, name: Callable[[int], str] = lambda site: f"bit {site}",
+             sampler: str = "") -> str:
+    """The move in words and numbers (HTML); ``name`` names a site as the picture shows it; ``sampler`` is the
+    run's (a registry name)."""
+    kind, path = inspection.kind, inspection.path
+    if kind == "block":
+        return "<br>".join((_block_move(inspection, name, sampler), _colours_sentence(inspection)))
     sites = inspection.proposed_sites
     where = (name(sites[0]) if sites.size == 1 else f"{sites.size} bits" if sites.size else "no bit")
     outcome = "<b style='color:#2a9d8f'>accepted</b>" if inspection.accepted else \
         "<b style='color:#e63946'>rejected</b>"
     text = [f"Step {inspection.step:,}. Proposed: flip {where}; "
             f"p̃(y)/p̃(x) = {exp_number(inspection.log_target_ratio)}; {outcome}."]
-    kind, path = inspection.kind, inspection.path
-    if kind == "block":
-        text.append(f"Block {{{', '.join(map(name, path))}}} chosen uniformly (P = "
-                    f"{exp_number(inspection.log_block_choice)}); the values drawn for it had probability "
-                    f"{exp_number(inspection.log_q_forward)} given the rest. A Gibbs block move is always kept "
-                    "(it may keep the block's values).")
-    elif kind == "path":
+    if kind == "path":
         text.append(f"Path of {path.size} flip{'' if path.size == 1 else 's'} {_sites(path, name)}: q(path | x) = "
                     f"{exp_number(inspection.log_q_forward)}, the reversed path from y q = "
                     f"{exp_number(inspection.log_q_reverse)}; acceptance probability "
                     f"{wide_number(inspection.acceptance)}.")
     elif kind == "walk":
         half = path.size // 2
-        text.append(f"First walk (red, 1–{half}) {_sites(path[:half], name)}; second walk (cyan, {half + 1}–"
-                    f"{path.size}) {_sites(path[half:], name)}. Path probabilities (Eq. 3): log f(forward) = "
-                    f"{number(inspection.log_q_forward)}, log f(reverse) = {number(inspection.log_q_reverse)}; "
-                    f"acceptance probability (Eq. 6) {wide_number(inspection.acceptance)}.")
+        text.append(f"First walk ({WALK_COLOUR_NAMES[0]}, 1–{half}) {_sites(path[:half], name)}; second walk "
+                    f"({WALK_COLOUR_NAMES[1]}, {half + 1}–{path.size}) {_sites(path[half:], name)}. Path "
+                    f"probabilities (Eq. 3): log f(forward) = {number(inspection.log_q_forward)}, log f(reverse) = "
+                    f"{number(inspection.log_q_reverse)}; acceptance probability (Eq. 6) "
+                    f"{wide_number(inspection.acceptance)}.")
     elif kind != "other":
         text.append(f"q(y | x) = {exp_number(inspection.log_q_forward)}, reverse q(x | y) = "
                     f"{exp_number(inspection.log_q_reverse)}; acceptance probability "
@@ -141,23 +180,32 @@ def _mark_columns(info: RunInfo, depth: int, sites: np.ndarray, labels: list[str
 
 def marks(inspection: ProposalInspection, info: RunInfo, depth: int = 0) -> dict:
     """The marks on the picture: a path's or the walks' sites as discs numbered in flip order (the second walk in
-    its own colour, moved off a site the first walk flipped too), any other move's proposed sites as rings."""
+    its own colour, moved off a site the first walk flipped too), a block's sites as rings and the bits it flipped
+    as filled discs, any other move's proposed sites as rings."""
     path = inspection.path
+    if inspection.kind == "block":
+        flipped = np.isin(path, inspection.proposed_sites)
+        return _joined([_mark_columns(info, depth, np.sort(sites), [""] * sites.size, RING_COLOUR, filled)
+                        for sites, filled in ((path[~flipped], False), (path[flipped], True))])
     if inspection.kind not in ("path", "walk"):
-        sites = inspection.proposed_sites if path is None else np.unique(path)
+        sites = inspection.proposed_sites
         return _mark_columns(info, depth, sites, [""] * sites.size, RING_COLOUR, filled=False)
     walks = (path,) if inspection.kind == "path" else (path[:path.size // 2], path[path.size // 2:])
-    columns, first_step, earlier = {name: [] for name in MARK_COLUMNS}, 1, np.array([], dtype=np.int64)
+    parts, first_step, earlier = [], 1, np.array([], dtype=np.int64)
     for walk, colour in zip(walks, WALK_COLOURS):
         sites, labels = step_labels(walk, first_step)
         part = _mark_columns(info, depth, sites, labels, colour, True)
         shift = SHARED_SITE_SHIFT * np.isin(sites[in_slice(sites, info.image_shape, depth)], earlier)
         part["x"] = (np.asarray(part["x"]) + shift).tolist()
         part["y"] = (np.asarray(part["y"]) + shift).tolist()
-        for name in MARK_COLUMNS:
-            columns[name] += part[name]
+        parts.append(part)
         first_step, earlier = first_step + walk.size, sites
-    return columns
+    return _joined(parts)
+
+
+def _joined(parts: list[dict]) -> dict:
+    """Mark columns one after another."""
+    return {name: [value for part in parts for value in part[name]] for name in MARK_COLUMNS}
 
 
 class InspectorView(LiveView):
@@ -185,7 +233,7 @@ class InspectorView(LiveView):
         self.text = pn.pane.HTML("Step the run (or Start it) to see its moves.", sizing_mode="stretch_width",
                                  css_classes=["inspector-text"])
         self.ratios = ColumnDataSource({"exact": [], "estimated": []})
-        self.scatter = figure(height=220, width=300, title="flip log-ratios log t_j", x_axis_label="exact",
+        self.scatter = figure(height=220, width=300, title="flip log-ratios log tⱼ", x_axis_label="exact",
                               y_axis_label="gradient estimate", tools="", toolbar_location=None, visible=False)
         self.scatter.scatter("exact", "estimated", source=self.ratios, size=4, alpha=0.6)
         self._info: RunInfo | None = None
@@ -207,7 +255,7 @@ class InspectorView(LiveView):
         self.marks.data = {name: [] for name in MARK_COLUMNS}
         self.ratios.data = {"exact": [], "estimated": []}
         self.scatter.visible = False
-        self.key.object = state_key(info.target_name)
+        self.key.object = ""
         self.text.object = "Step the run (or Start it) to see its moves."
 
     def _name_site(self, site: int) -> str:
@@ -222,7 +270,8 @@ class InspectorView(LiveView):
         self._depth = self.client.display.depth
         self._draw_picture(inspection)
         self.marks.data = marks(inspection, self._info, self._depth)
-        self.text.object = describe(inspection, self._name_site)
+        self.text.object = describe(inspection, self._name_site, self._info.sampler)
+        self.key.object = key_line(bit_key(self._info.target_name) + marks_key(inspection.kind))
         estimated = inspection.estimated_log_ratio
         self.scatter.visible = estimated is not None and inspection.log_ratio is not None
         if self.scatter.visible:

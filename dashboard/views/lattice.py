@@ -88,14 +88,19 @@ def walk_key() -> list[str]:
             swatch(second, f"{WALK_COLOUR_NAMES[1]} inner outline: flipped by the second walk")]
 
 
+def bit_key(target_name: str) -> list[str]:
+    """The key of a state's bits: a swatch for 0 and for 1, named by what they mean for this target."""
+    meanings = BIT_MEANINGS.get(target_name, ("unit off", "unit on"))
+    return [swatch(f"background:{colour};border:1px solid #888", f"{meaning} (x = {bit})")
+            for bit, (colour, meaning) in enumerate(zip(STATE_COLOURS, meanings))]
+
+
 def state_key(target_name: str, observation_spread: float | None = None, hidden_units: int = 0,
               walks: bool = False) -> str:
-    """The colour key of a state image (HTML): a swatch for bits 0 and 1 named by what they mean for this target;
-    with ``observation_spread`` also the grey scale of the noisy observation y, from −spread (black) to +spread;
-    with ``hidden_units`` what the picture beside the state shows; with ``walks`` slow motion's outlines."""
-    meanings = BIT_MEANINGS.get(target_name, ("unit off", "unit on"))
-    items = [swatch(f"background:{colour};border:1px solid #888", f"{meaning} (x = {bit})")
-             for bit, (colour, meaning) in enumerate(zip(STATE_COLOURS, meanings))]
+    """The colour key of a state image (HTML): its bits (``bit_key``); with ``observation_spread`` also the grey
+    scale of the noisy observation y, from −spread (black) to +spread; with ``hidden_units`` what the picture
+    beside the state shows; with ``walks`` slow motion's outlines (``walk_key``)."""
+    items = bit_key(target_name)
     if observation_spread is not None:
         shown = number(observation_spread)
         items.append(swatch("background:linear-gradient(to right, #000, #fff);border:1px solid #888",

@@ -1,6 +1,6 @@
 """Parallel tempering, live: the temperature ladder and how often neighbouring replicas exchange their states.
 
-One bar per neighbouring pair (β_k ↔ β_{k+1}) with the mean acceptance
+One bar per neighbouring pair (βₖ ↔ βₖ₊₁) with the mean acceptance
 probability of their exchanges so far; a pair that rarely exchanges (below
 ``LOW_EXCHANGE``) is drawn red — the cold replica's states then hardly ever
 come from the hot end of the ladder, and more replicas or a higher lowest β

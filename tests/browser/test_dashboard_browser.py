@@ -372,11 +372,12 @@ MODEL_COUNT_JS = "() => Bokeh.documents[0]._all_models.size"
 
 
 def test_new_runs_do_not_grow_the_browser_document(page: Page):
-    """Applying settings again and again reuses the plots: the page's Bokeh models stay as many."""
+    """Applying settings again and again replaces the plots with the new run's: the page's Bokeh models stay as
+    many (the old ones leave the document)."""
     def apply_and_settle() -> int:
         """Apply, wait until the new run is built and shown, then until the page's model count holds still."""
         button(page, APPLY).click()
-        expect(status(page)).to_contain_text(re.compile(r"^paused · steps 0 ·"))
+        expect(status(page)).to_contain_text(re.compile(r"^ready · steps 0 ·"))
         counts = [page.evaluate(MODEL_COUNT_JS)]
         while len(counts) < 3 or len(set(counts[-3:])) > 1:  # the same count three reads in a row
             page.wait_for_timeout(300)

@@ -4,7 +4,7 @@ A lecturer opens one page at 1280×720 and loads the presets one after another,
 stepping each. What only the browser knows — the axis ranges Bokeh computes
 from the data in the page — must then be what a fresh page opened on that
 run (its link) shows at the same step: every plot shown, with its title,
-axis labels, legend and ranges, in the same cards. Plots against compute
+axis labels, legend and ranges, in the same order. Plots against compute
 seconds depend on the machine's speed, so there the ranges are only checked
 to fit their data (no axis of −350…0 around a curve near −0.4, no 400k
 seconds around a run of a few); every other plot's ranges must be equal.
@@ -43,7 +43,7 @@ ORDER_SEED = 40
 #: curve: this many times its size, or 1).
 FIT = 20.0
 
-#: Every plot shown: its card, title, axis labels, legend labels, its automatic ranges (start, end) and the span of
+#: Every plot shown: its title, axis labels, legend labels, its automatic ranges (start, end) and the span of
 #: the data of its lines and markers on each axis.
 PLOTS_JS = r"""
 () => {
@@ -75,18 +75,12 @@ PLOTS_JS = r"""
       }
     }
     const range = (r) => r.type === "DataRange1d" || r.constructor.name === "DataRange1d" ? [r.start, r.end] : null;
-    let card = view.el, title = "";
-    for (let node = view.el; node; node = node.parentNode || node.host) {
-      if (node.classList && node.classList.contains("card")) {
-        const header = node.querySelector(".card-title, .card-header");
-        title = header ? header.textContent.trim() : ""; break;
-      }
-    }
-    out.push({card: title, title: text(plot.title), x_label: axis(side("below")), y_label: axis(side("left")),
+    out.push({title: text(plot.title), x_label: axis(side("below")), y_label: axis(side("left")),
               legend: legends, x: range(plot.x_range), y: range(plot.y_range),
               x_data: span.x, y_data: span.y});
   }
-  out.sort((a, b) => (a.card + a.title).localeCompare(b.card + b.title));
+  const key = (p) => [p.title, p.x_label, p.y_label].join("|");
+  out.sort((a, b) => key(a).localeCompare(key(b)));
   return out;
 }
 """
@@ -108,7 +102,7 @@ def misfits(shown: list[dict]) -> list[str]:
             data_span = high - low
             allowed = FIT * (data_span if data_span > 0 else max(abs(high), 1.0))
             if start > low + 1e-9 * abs(low) or end < high - 1e-9 * abs(high) or end - start > allowed:
-                out.append(f"{plot['card']} / {plot['title']}: {dim} range {start:g}…{end:g} around data "
+                out.append(f"{plot['title']} ({plot['y_label']}): {dim} range {start:g}…{end:g} around data "
                            f"{low:g}…{high:g}")
     return out
 
@@ -122,8 +116,9 @@ def comparable(shown: list[dict]) -> list[dict]:
         plot = {key: value for key, value in plot.items() if not key.endswith("_data")}
         if timed:
             plot["x"] = plot["y"] = None
-        else:
-            plot["x"], plot["y"] = (None if bounds is None else [float(f"{b:.6g}") for b in bounds]
+        else:  # NaN (a range with nothing to fit yet) as None, so that equal pages compare equal
+            plot["x"], plot["y"] = (None if bounds is None else [float(f"{b:.6g}") if math.isfinite(b) else None
+                                                                 for b in bounds]
                                     for bounds in (plot["x"], plot["y"]))
         out.append(plot)
     return out
@@ -131,9 +126,10 @@ def comparable(shown: list[dict]) -> list[dict]:
 
 def differences(shown: list[dict], expected: list[dict]) -> list[str]:
     """What differs between two pages' plots, plot by plot."""
-    if [(p["card"], p["title"]) for p in shown] != [(p["card"], p["title"]) for p in expected]:
-        return [f"plots {[(p['card'], p['title']) for p in shown]} ≠ {[(p['card'], p['title']) for p in expected]}"]
-    return [f"{a['card']} / {a['title']}: {key} {a[key]!r} ≠ {b[key]!r}"
+    names = [[(p["title"], p["y_label"]) for p in plots] for plots in (shown, expected)]
+    if names[0] != names[1]:
+        return [f"plots {names[0]} ≠ {names[1]}"]
+    return [f"{a['title']} ({a['y_label']}): {key} {a[key]!r} ≠ {b[key]!r}"
             for a, b in zip(shown, expected) for key in a if a[key] != b[key]]
 
 
@@ -147,13 +143,14 @@ def settled_plots(page: Page) -> list[dict]:
     """The page's plots once two readings a second apart agree (the last flushes have reached the page)."""
     previous = None
 
-    def read():
+    def read() -> tuple[bool, list[dict]]:
         nonlocal previous
         page.wait_for_timeout(1000)
-        current, previous = comparable(plots(page)), comparable(plots(page))
-        return current
+        current = comparable(plots(page))
+        stable, previous = current == previous, current
+        return stable, current
 
-    return wait_for(read, lambda current: current == previous and current, what="the plots to settle")
+    return wait_for(read, lambda reading: reading[0] and reading[1], what="the plots to settle")[1]
 
 
 def test_a_lecture_through_every_preset_reads_like_fresh_pages(context, server_url, server_errors):
