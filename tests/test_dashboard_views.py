@@ -8,7 +8,9 @@ the worker is the run its configuration describes.
 from __future__ import annotations
 
 import json
+import re
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import param
@@ -24,7 +26,7 @@ from dashboard.views.dag import DagView
 from dashboard.views.diagnostics import DiagnosticsView
 from dashboard.views.inclusion import InclusionView
 from dashboard.views.inspector import RING_COLOUR, InspectorView, describe, marks, proposal_picture
-from dashboard.views.kl import KLView
+from dashboard.views.kl import FLOOR, KLView
 from dashboard.views.lattice import STATE_COLOURS, WALK_COLOURS, LatticeView, state_key
 from dashboard.views.tempering import TemperingView
 from dashboard.views.traces import WAITING, TraceView
@@ -34,7 +36,9 @@ from engine.images import as_image, cell_centres, site_name, step_labels
 from engine.links import link_query
 from engine.presets import load_presets
 from engine.session import ESS_DEFINITIONS
-from engine.snapshot import RunInfo
+from engine.opad_tracker import OpadSnapshot
+from engine.session import READY
+from engine.snapshot import KINDS, RunInfo, TuningState
 from samplers.diagnostics.inspection import ProposalInspection
 from tests.explorer_driver import TIMEOUT, advance, applied, built, card
 from tests.explorer_driver import make_explorer as explorer_for
@@ -744,10 +748,15 @@ def test_tuned_step_size_is_exported_once_frozen():
         app.close()
 
 
+def walk_tuning_explorer():
+    """An explorer of intracluster moves that tune γ and the walk length for 20 steps, then freeze them."""
+    return make_explorer(target="ising_lattice", target_params={"size": 6}, sampler="intracluster",
+                         sampler_params={"n_active": 18, "walk_length": 2, "adapt": True, "burn_in": 20},
+                         n_chains=2, statistic="magnetisation")
+
+
 def test_adaptation_view_follows_the_walk_tuning_and_its_freeze():
-    app = make_explorer(target="ising_lattice", target_params={"size": 6}, sampler="intracluster",
-                        sampler_params={"n_active": 18, "walk_length": 2, "adapt": True, "burn_in": 20},
-                        n_chains=2, statistic="magnetisation")
+    app = walk_tuning_explorer()
     try:
         adaptation = view(app, AdaptationView)
         assert card(app, AdaptationView).visible
@@ -763,11 +772,7 @@ def test_adaptation_view_follows_the_walk_tuning_and_its_freeze():
 # Every number a card prints is on its plot (issue 40): the numbers are read back from the card's text, as printed
 # (``engine.numbers``: "30,714", "0.0001459", "1.3 × 10⁻⁶"), and compared with the data its plot draws.
 
-from types import SimpleNamespace  # noqa: E402
 
-from dashboard.views.kl import FLOOR  # noqa: E402
-from engine.opad_tracker import OpadSnapshot  # noqa: E402
-from engine.snapshot import KINDS, TuningState  # noqa: E402
 
 #: A number as ``number`` or ``wide_number`` prints it.
 PRINTED = r"(?:[−-]?\d[\d,]*(?:\.\d+)?(?: × 10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)?|10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)"
@@ -776,7 +781,6 @@ PRINTED = r"(?:[−-]?\d[\d,]*(?:\.\d+)?(?: × 10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹
 def read_number(text: str) -> tuple[float, float]:
     """A printed number and the relative rounding of its print (four significant digits, or the one decimal of a
     power of ten's mantissa)."""
-    import re
     text = text.replace(",", "").replace("−", "-")
     power = re.fullmatch(r"(?:(.+) × )?10([⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)", text)
     if power is None:
@@ -807,7 +811,6 @@ def kl_snapshot(mcmc: float, opad: float, opad_plus: float) -> OpadSnapshot:
 
 @pytest.mark.parametrize("ends", [(0.03903, 0.0001459, 0.000001271), (0.07, 0.004, 0.0)])
 def test_the_kl_text_prints_the_ends_of_the_pooled_curves_it_draws_and_their_ratios(ends):
-    import re
     kl = KLView()
     snapshot = kl_snapshot(*ends)
     kl.draw(snapshot)
@@ -842,7 +845,6 @@ def test_the_kl_text_prints_the_ends_of_the_pooled_curves_it_draws_and_their_rat
 
 
 def test_the_kl_view_of_a_run_prints_the_ends_of_its_pooled_curves():
-    import re
     app = make_explorer(target="ising1d", target_params={"m": 8}, sampler="metropolis", sampler_params={},
                         n_chains=5, statistic="log_prob")
     try:
@@ -861,7 +863,6 @@ def test_the_kl_view_of_a_run_prints_the_ends_of_its_pooled_curves():
 
 def largest_error_numbers(text: str) -> dict:
     """``{"MCMC": …, "OPAD": …, "OPAD+": …}`` read from a "largest error of …" line."""
-    import re
     return dict(re.findall(rf"(MCMC|OPAD\+?) ({PRINTED})(?= ·|$)", text))
 
 
@@ -885,7 +886,6 @@ def test_the_inclusion_and_dag_texts_print_the_largest_gap_between_the_bars_draw
 
 
 def test_the_diagnostics_caption_prints_only_numbers_of_its_table(explorer):
-    import re
     advance(explorer, 200)
     diagnostics = view(explorer, DiagnosticsView)
     settle(explorer, lambda: len(diagnostics._table.object))
@@ -901,7 +901,6 @@ def test_the_diagnostics_caption_prints_only_numbers_of_its_table(explorer):
 
 
 def test_the_tuning_line_prints_the_value_in_force_its_target_and_its_step():
-    import re
     tuning = TuningView()
     state = TuningState(parameter="step_size", value=0.0123456, adapting=True, frozen_at=None, burn_in=500,
                         target_acceptance=0.574, step=37)
@@ -914,10 +913,7 @@ def test_the_tuning_line_prints_the_value_in_force_its_target_and_its_step():
 
 
 def test_the_walk_tuning_prints_its_freeze_and_its_values_where_its_plots_draw_them():
-    import re
-    app = make_explorer(target="ising_lattice", target_params={"size": 6}, sampler="intracluster",
-                        sampler_params={"n_active": 18, "walk_length": 2, "adapt": True, "burn_in": 20},
-                        n_chains=2, statistic="magnetisation")
+    app = walk_tuning_explorer()
     try:
         adaptation = view(app, AdaptationView)
         advance(app, 10)
@@ -937,7 +933,6 @@ def test_the_walk_tuning_prints_its_freeze_and_its_values_where_its_plots_draw_t
 
 
 def test_the_trace_key_counts_the_single_chains_it_draws(explorer):
-    import re
     advance(explorer, 3)
     traces = view(explorer, TraceView)
     shown_lines = sum(renderer.visible for renderer in traces.chain_lines[0])
@@ -945,7 +940,6 @@ def test_the_trace_key_counts_the_single_chains_it_draws(explorer):
 
 
 # -- issue 40: the status line before the first step, the default run's preset pane, tempering's traces ------------
-from engine.session import READY  # noqa: E402
 
 
 def test_the_status_line_says_ready_and_names_the_set_up_evaluations_until_the_first_step():
