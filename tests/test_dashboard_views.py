@@ -348,15 +348,14 @@ def test_views_are_built_only_when_a_run_needs_them(explorer):
     assert len(explorer.catalogue) == 1 and "Tabulator" in repr(explorer.catalogue[0])
 
 
-def test_a_new_run_reuses_the_figures(explorer):
-    lattice, traces = view(explorer, LatticeView), view(explorer, TraceView)
-    figures = [panel.figure for panel in (lattice._state, lattice._truth)]
-    trace_figures = list(traces._figures)
+def test_a_new_run_gets_views_of_its_own_and_the_old_ones_let_go(explorer):
+    old_lattice, old_traces = view(explorer, LatticeView), view(explorer, TraceView)
     config = RunConfig(target="ising_lattice", target_params={"size": 6}, n_chains=2, sampler="gibbs",
                        statistic="magnetisation")
     applied(explorer, config)
-    assert [panel.figure for panel in (lattice._state, lattice._truth)] == figures
-    assert traces._figures == trace_figures
+    lattice, traces = view(explorer, LatticeView), view(explorer, TraceView)
+    assert lattice is not old_lattice and traces is not old_traces
+    assert old_lattice._client_watchers == []  # a slow-motion move of the new run never reaches the old view
     assert lattice._state.glyph.dw == 6 and len(lattice._figures) == 1
     assert [r.visible for r in traces.chain_lines[0]] == [True, True, False, False]  # two chains drawn singly
     advance(explorer, 3)
