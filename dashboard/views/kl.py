@@ -120,11 +120,11 @@ class KLView(LiveView):
             color = COLORS[kind]
             self.figure.line("x", "y", source=self.line_sources[kind], color=color, alpha=0.15, line_width=1)
             self.figure.varea("step", "lower", "upper", source=self.band_sources[kind], color=color, alpha=0.15)
-            per_chain[kind] = LegendItem(label=f"{SHORT[kind]} per chain (mean)", renderers=[self.figure.line(
+            per_chain[kind] = LegendItem(label=f"{SHORT[kind]} per chain", renderers=[self.figure.line(
                 "step", "mean", source=self.band_sources[kind], color=color, line_width=2, line_dash="dashed")])
         items = []
         for kind in KINDS:  # over the single chains; in the legend, a row per approximation: pooled, per chain
-            items += [LegendItem(label=f"{SHORT[kind]} all chains pooled", renderers=[self.figure.line(
+            items += [LegendItem(label=f"{SHORT[kind]} pooled", renderers=[self.figure.line(
                 "step", "kl", source=self.pooled_sources[kind], color=COLORS[kind], line_width=3.5)]),
                 per_chain[kind]]
         self.figure.add_layout(Legend(items=items))

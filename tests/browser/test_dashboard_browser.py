@@ -368,7 +368,9 @@ def test_apply_right_after_editing_a_field(page: Page, server_errors):
     assert not errors, "the server logged errors:\n" + "\n\n".join(errors)
 
 
-MODEL_COUNT_JS = "() => Bokeh.documents[0]._all_models.size"
+#: The models the page's document holds, once it has let go of those no root reaches: BokehJS does so itself 30 s
+#: after the last change (``recompute_timeout``); here at once, so that the count is read without that wait.
+MODEL_COUNT_JS = "() => { const doc = Bokeh.documents[0]; doc._recompute_all_models(); return doc._all_models.size; }"
 
 
 def test_new_runs_do_not_grow_the_browser_document(page: Page):
