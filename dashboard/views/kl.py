@@ -36,7 +36,7 @@ from .conventions import fit_title, legend_outside, log_ticks
 FLOOR = 1e-10
 COLORS = {"mcmc": "#d62728", "opad": "#1f77b4", "opad_plus": "#2ca02c"}
 SHORT = {"mcmc": "MCMC", "opad": "OPAD", "opad_plus": "OPAD+"}
-#: What the three approximations and the two kinds of curve are (the legend names them).
+#: What the three approximations and the two kinds of curve are (the legend gives each approximation its colour).
 KEY = ("<span style='font-size:0.85em'>MCMC: the chains' frequencies; OPAD: the visited states weighted ∝ p̃; "
        "OPAD+: the visited and proposed states weighted ∝ p̃. Solid: one approximation from all chains pooled; "
        "faint: each chain's own, dashed their mean and shaded the 95 % of chains between.</span>")
@@ -115,20 +115,20 @@ class KLView(LiveView):
         self.line_sources = {kind: ColumnDataSource({"x": [], "y": []}) for kind in KINDS}
         self.band_sources = {kind: ColumnDataSource(band(np.zeros(0), np.zeros((0, 2)))) for kind in KINDS}
         self.pooled_sources = {kind: ColumnDataSource(pooled(np.zeros(0), np.zeros((0, 1)))) for kind in KINDS}
-        per_chain = {}
+        means = {}
         for kind in KINDS:
             color = COLORS[kind]
             self.figure.line("x", "y", source=self.line_sources[kind], color=color, alpha=0.15, line_width=1)
             self.figure.varea("step", "lower", "upper", source=self.band_sources[kind], color=color, alpha=0.15)
-            per_chain[kind] = LegendItem(label=f"{SHORT[kind]} per chain", renderers=[self.figure.line(
-                "step", "mean", source=self.band_sources[kind], color=color, line_width=2, line_dash="dashed")])
-        items = []
-        for kind in KINDS:  # over the single chains; in the legend, a row per approximation: pooled, per chain
-            items += [LegendItem(label=f"{SHORT[kind]} pooled", renderers=[self.figure.line(
-                "step", "kl", source=self.pooled_sources[kind], color=COLORS[kind], line_width=3.5)]),
-                per_chain[kind]]
+            means[kind] = self.figure.line("step", "mean", source=self.band_sources[kind], color=color, line_width=2,
+                                           line_dash="dashed")
+        # the pooled curves over everything; in the legend one colour per approximation, its pooled curve and its
+        # chains' mean (the key above the plot says which line is which): one row, narrow enough for half a page
+        items = [LegendItem(label=SHORT[kind], renderers=[self.figure.line(
+            "step", "kl", source=self.pooled_sources[kind], color=COLORS[kind], line_width=3.5), means[kind]])
+            for kind in KINDS]
         self.figure.add_layout(Legend(items=items))
-        legend_outside(self.figure, rows=len(KINDS))
+        legend_outside(self.figure, rows=1)
         log_ticks(self.figure.xaxis, self.figure.yaxis)
         self.status = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["kl-status"])
         self.key = pn.pane.HTML(KEY, sizing_mode="stretch_width", css_classes=["kl-key"])
