@@ -133,11 +133,6 @@ class BalancingView(LiveView):
     def applies(cls, info: RunInfo) -> bool:
         return info.capabilities.has_balancing_function
 
-    @classmethod
-    def leads(cls, info: RunInfo) -> bool:
-        """A run that learns g is about the function it learns."""
-        return info.capabilities.learns_balancing
-
     def reconfigure(self, info: RunInfo) -> None:
         """Show the learning traces and controls only for a learning sampler; draw g as built."""
         learns = info.capabilities.learns_balancing
