@@ -3,13 +3,17 @@
 Read straight from the registries (``targets.available()``,
 ``samplers.available()``) and from the classes themselves: the first line of a
 class's docstring, and its ``param`` parameters with their defaults, bounds and
-docs. Nothing is instantiated, so building the catalogue is cheap.
+docs. Nothing is instantiated, so building the catalogue is cheap. Docstrings
+write their mathematics for a reader of the code, in TeX's braces
+("1 − e^{−2βJ}"); the catalogue shows it as a projector reads it
+(``for_projector``: "1 − exp(−2βJ)").
 """
 
 from __future__ import annotations
 
 import inspect
 import math
+import re
 from typing import Any
 
 import pandas as pd
@@ -20,10 +24,31 @@ import samplers
 import targets
 
 
+#: TeX's commands that docstrings use, as the characters a page shows.
+_TEX_COMMANDS = {"beta": "β", "lambda": "λ", "mu": "μ", "sigma": "σ", "theta": "θ", "tau": "τ", "alpha": "α",
+                 "le": "≤", "ge": "≥", "cdot": "·", "times": "×", "propto": "∝", "sum": "Σ"}
+_EXPONENTIAL = re.compile(r"\be\^\{([^{}]*)\}")
+_BRACED = re.compile(r"([_^])\{([^{}]*)\}")
+_COMMAND = re.compile(r"\\([A-Za-z]+)")
+
+
+def for_projector(text: str) -> str:
+    """``text`` without TeX's markup: e^{x} as exp(x), a braced sub- or superscript in parentheses (x^{(a−1)/2}
+    as x^((a−1)/2), x_{ij} as x_(ij)), a command as its character (\\beta as β); nested braces from the inside
+    out."""
+    unbraced = None
+    while unbraced != text:
+        unbraced = text
+        text = _EXPONENTIAL.sub(r"exp(\1)", text)
+        text = _BRACED.sub(lambda m: m.group(1) + (m.group(2) if re.fullmatch(r"\w", m.group(2))
+                                                   else f"({m.group(2)})"), text)
+    return _COMMAND.sub(lambda m: _TEX_COMMANDS.get(m.group(1), m.group(1)), text)
+
+
 def first_doc_line(cls: type) -> str:
-    """The first non-empty line of ``cls``'s own docstring ('' if it has none)."""
+    """The first non-empty line of ``cls``'s own docstring ('' if it has none), as a projector reads it."""
     doc = inspect.cleandoc(cls.__doc__ or "")
-    return next((line.strip() for line in doc.splitlines() if line.strip()), "")
+    return for_projector(next((line.strip() for line in doc.splitlines() if line.strip()), ""))
 
 
 def _fmt(value: Any) -> str:
@@ -64,7 +89,7 @@ def parameter_rows(cls: type) -> list[dict[str, str]]:
             "kind": type(p).__name__,
             "default": _fmt(p.default),
             "range": _range(p),
-            "doc": " ".join((p.doc or "").split()),
+            "doc": for_projector(" ".join((p.doc or "").split())),
         })
     return rows
 

@@ -21,13 +21,15 @@ import param
 
 import samplers
 import targets
+from engine.budget import Estimate, check
 from engine.client import RunClient
 from engine.config import RunConfig
+from engine.reading import read_model_file
 from engine.snapshot import AXES
 from engine.statistics import LABELS, statistic_names
-from engine.uploads import UPLOAD_HINTS, UPLOAD_TYPES, excerpt, format_bytes, parse_upload
+from engine.uploads import UPLOAD_HINTS, UPLOAD_TYPES, excerpt, format_bytes
 
-from .file_reading import off_the_loop, refused_unless_read, report_refusals
+from .file_reading import off_the_loop, report_refusals
 from .forms import ParamForm
 from .plain import plain
 from .preset_picker import PresetPicker
@@ -41,12 +43,6 @@ __all__ = ["CONFIG_FILES", "Controls"]
 #: Target parameters that are edited by upload or JSON rather than by a widget.
 FILE_PARAMETERS = {"uai_text", "J", "h", "evidence", "weights", "visible_bias", "hidden_bias", "fn", "X", "y",
                    "data"}
-
-
-@refused_unless_read
-def _model_file(target: str, upload: dict, limits) -> dict:
-    """The target parameters an uploaded model file holds (``ValueError`` if it is unusable)."""
-    return parse_upload(target, upload.get("name", ""), LimitedFileInput.contents(upload), limits)
 
 
 class Controls(pn.viewable.Viewer):
@@ -172,19 +168,20 @@ class Controls(pn.viewable.Viewer):
         self.compare_axis.value = config.compare_axis
 
     # -- actions ------------------------------------------------------------------------------
-    def apply(self, config: RunConfig | None = None) -> bool:
-        """Ask for a run of ``config`` (default: the widgets' draft); a refusal is shown in the page."""
+    def apply(self, config: RunConfig | None = None, estimate: Estimate | None = None) -> bool:
+        """Ask for a run of ``config`` (default: the widgets' draft; ``estimate``: its budget check if made
+        already); a refusal is shown in the page."""
         try:
             config = config or self.draft()
         except ValueError as error:
             self.client.error = str(error)
             return False
-        return self.client.apply(config)
+        return self.client.apply(config, estimate)
 
-    def _apply_and_show(self, config: RunConfig, upload_note: str = "") -> None:
+    def _apply_and_show(self, config: RunConfig, upload_note: str = "", estimate: Estimate | None = None) -> None:
         """Apply a preset, a loaded configuration or an uploaded file's; show it in the widgets (and
         ``upload_note``, HTML, under the upload button) once it is built — never when it is refused."""
-        if self.apply(config):
+        if self.apply(config, estimate):
             self._show_when_built = (config, upload_note)
 
     def _on_built(self, event) -> None:
@@ -196,22 +193,26 @@ class Controls(pn.viewable.Viewer):
                     self.upload_note.object = upload_note
 
     async def _on_upload(self, event) -> None:
-        """Run the uploaded file's model (read off the event loop); it is the file in use (Apply sends it) once
-        its run is built."""
+        """Run the uploaded file's model (read, and its run's memory estimated, off the event loop: both read the
+        whole file); it is the file in use (Apply sends it) once its run is built."""
         name, target = event.new.get("name", ""), self.target.value
+        elsewhere = not self.client.engine.in_process  # a served session's reader processes
         try:
-            params = await off_the_loop(_model_file, target, event.new, self._limits)
+            params = await off_the_loop(read_model_file, target, name, event.new["data"], self._limits,
+                                        process=elsewhere)
             if event.new is not event.obj.upload:  # replaced by a later file while it was read: that one counts
                 return
             if self.target.value != target:
                 raise ValueError(f"{excerpt(name, 60)} was read as a model of {target}, and the target is now "
                                  f"{self.target.value}: upload it again for this target")
             config = self.draft(params)
+            estimate = await off_the_loop(check, config, self.client.engine.budget, process=elsewhere)
         except ValueError as error:
             if event.new is event.obj.upload:
                 self.client.error = str(error)
             return
-        self._apply_and_show(config, f"Using uploaded <b>{plain(name)}</b>.")
+        if event.new is event.obj.upload:
+            self._apply_and_show(config, f"Using uploaded <b>{plain(name)}</b>.", estimate)
 
     def __panel__(self):
         return pn.Column(

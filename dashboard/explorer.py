@@ -36,6 +36,7 @@ from panel.io.callbacks import PeriodicCallback
 from panel.io.resources import CDN_DIST
 from panel.theme import Fast
 
+from engine.budget import check
 from engine.client import RunClient
 from engine.config import RunConfig
 from engine.engine import Engine
@@ -43,6 +44,7 @@ from engine.links import config_from_link, link_query
 
 from .catalogue import Catalogue
 from .claims import ClaimsCard
+from .closed_pages import quiet_closed_pages
 from .collector import COLLECTOR, SessionCollector
 from .controls import Controls
 from .race import RaceCard
@@ -150,9 +152,13 @@ class Explorer(pn.viewable.Viewer):
 
     refresh_ms = param.Integer(100, bounds=(20, 5000), doc="Period of the plot refresh (ms).")
 
-    def __init__(self, config: RunConfig | None = None, engine: Engine | None = None, **params):
+    def __init__(self, config: RunConfig | None = None, engine: Engine | None = None, from_link: bool = False,
+                 **params):
+        """``from_link``: ``config`` came from a page's link; should its worker refuse it before any run was
+        built, the default run is shown instead, with the reason (``_refused_link``)."""
         super().__init__(**params)
         self.client = RunClient(engine or Engine(in_process=True), config)
+        self._link_pending = from_link
         self.controls = Controls(client=self.client)
         self.views: dict[type, LiveView] = {}  # built the first time they apply to a run
         # the views' cards: the first screen's now, every other one when it first applies to a run, and below the
@@ -186,6 +192,21 @@ class Explorer(pn.viewable.Viewer):
         self.client.param.watch(self._show_waiting, "building")
         self._show_waiting()
         self.client.param.watch(self._answer_soon, "commands")
+        self.client.param.watch(self._refused_link, "error")
+
+    def _refused_link(self, event) -> None:
+        """A link's run refused by the worker (an unknown statistic, a parameter its sampler does not take), or
+        lost with it, before any run was built: the default run instead, and why, as for a link that could not
+        be read. The refusal arrives after ``building`` went False; a run built once ends the wait."""
+        client = self.client
+        if not self._link_pending or client.info is not None:
+            self._link_pending = False
+            return
+        if client.building or not event.new:
+            return
+        self._link_pending = False
+        if client.apply(RunConfig()):
+            client.error = link_refusal("built", event.new)
 
     def _show_waiting(self, event=None) -> None:
         """Until the first run is built: that it is being built, or that none is (the error says why)."""
@@ -385,16 +406,33 @@ class Explorer(pn.viewable.Viewer):
         return pn.Row(pn.Column(self.sidebar(), width=380), self.main_area(), sizing_mode="stretch_width")
 
 
+def link_refusal(step: str, reason: str) -> str:
+    """What a page says when the run of its link could not be read or built (``step``), and why."""
+    return f"This link's run could not be {step}: {reason.rstrip('.')}. Here is the default run instead."
+
+
 def open_link(query: str | bytes, engine: Engine | None = None, **params) -> Explorer:
-    """An ``Explorer`` of the run a page's ``?run=`` query carries (``model.links``); a link that cannot be read
-    shows why, with the default run."""
+    """An ``Explorer`` of the run a page's ``?run=`` query carries (``model.links``). Whichever layer refuses the
+    link — it cannot be read, it is over the server's budget, its worker cannot build it — the page shows the
+    default run, and why."""
+    engine = engine or Engine(in_process=True)
     try:
         config = config_from_link(query)
     except ValueError as error:
-        explorer = Explorer(None, engine, **params)
-        explorer.client.error = f"This link's run could not be read: {error}. Here is the default run instead."
-        return explorer
-    return Explorer(config, engine, **params)
+        return _default_run(link_refusal("read", str(error)), engine, **params)
+    try:
+        check(config, engine.budget)
+    except ValueError as error:
+        return _default_run(link_refusal("built", str(error)), engine, **params)
+    return Explorer(config, engine, from_link=True, **params)
+
+
+def _default_run(message: str, engine: Engine, **params) -> Explorer:
+    """An ``Explorer`` of the default run that says ``message`` (unless the default was refused too: server busy)."""
+    explorer = Explorer(None, engine, **params)
+    if explorer.client.building:
+        explorer.client.error = message
+    return explorer
 
 
 def create_app(config: RunConfig | None = None, engine: Engine | None = None, **params) -> Explorer:
@@ -409,6 +447,7 @@ def create_app(config: RunConfig | None = None, engine: Engine | None = None, **
     link = pn.state.session_args.get("run") if served and config is None else None
     explorer = open_link(link[0], engine, **params) if link else Explorer(config, engine, **params)
     if served:
+        quiet_closed_pages()
         explorer.follow_in_url(pn.state.location)
         # Views change the document (new figures for a run) only once the page holds it: a change sent
         # while the page is still loading can name models the page never received.

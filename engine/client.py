@@ -13,7 +13,16 @@ the worker sent and asks for the next snapshot (one in flight at most).
 
 A worker that dies (killed for memory, a crash) takes only its own run with
 it: ``error`` says why, and the next Start, Step or Reset starts a new
-worker with the last configuration that was built.
+worker with the last configuration that was built. So does a worker process
+that stops answering (stopped from outside, stuck): it sends at least a
+heartbeat every ``worker.ALIVE_SECONDS``, and when ``poll`` has heard
+nothing for ``SILENT_SECONDS`` it looks at the process — one that is
+stopped, or that has neither used the processor nor waited for one for
+``SILENT_SECONDS`` more, is ended at once without anyone waiting for it
+(``Engine.end``), and ``error`` says so. One that computes (or would, on a
+busy server) is inside a long step — a compiled kernel holds the
+interpreter's lock, so its heartbeat waits — and goes on. Nothing here waits
+for a process: ``close`` returns at once (``WorkerHandle.stop``).
 """
 
 from __future__ import annotations
@@ -25,7 +34,7 @@ from dataclasses import replace
 import numpy as np
 import param
 
-from .budget import check
+from .budget import Estimate, check
 from .config import CONFIG_KEYS, RunConfig
 from .engine import Engine, ServerBusy, WorkerHandle
 from .snapshot import Display, RunInfo, Snapshot, Status
@@ -33,6 +42,11 @@ from .snapshot import Display, RunInfo, Snapshot, Status
 _owners = itertools.count(1)
 #: Longest silence towards the worker (seconds) before ``poll`` says the session is still there.
 HEARTBEAT_SECONDS = 5.0
+#: Silence from a worker process (seconds) after which ``poll`` looks whether it still works (module docstring):
+#: five heartbeats missed. A stopped worker is ended then, one stuck otherwise within twice this.
+SILENT_SECONDS = 5.0
+#: Longest wait for the exit code of a worker whose end of the pipe closed (seconds): it is already ending.
+EXITING_SECONDS = 1.0
 
 
 def merged_history(history: dict | None, snapshot: Snapshot) -> dict | None:
@@ -73,6 +87,8 @@ class RunClient(param.Parameterized):
         self._answered = 0  # of them, those the worker had handled when it took the latest snapshot
         self._run_drawn = False  # a snapshot of the current run has arrived
         self._said_at = time.monotonic()
+        self._heard_at = time.monotonic()  # when the current worker last sent anything
+        self._working: tuple[int, float] | None = None  # a silent worker's processor time, and when it last grew
         self._closed = False
         self._display = Display()
         self.history: dict | None = None
@@ -104,10 +120,12 @@ class RunClient(param.Parameterized):
         if self.apply(RunConfig()):
             self.error = f"{refusal}. Here is the default run instead."
 
-    def apply(self, config: RunConfig) -> bool:
-        """Ask for a fresh run of ``config``; False (and ``error`` says why) when it is refused at once."""
+    def apply(self, config: RunConfig, estimate: Estimate | None = None) -> bool:
+        """Ask for a fresh run of ``config``; False (and ``error`` says why) when it is refused at once.
+        ``estimate``: ``budget.check(config, …)`` when the caller computed it already, off the event loop (an
+        uploaded network's estimate reads every factor of its file: seconds for 350k factors)."""
         try:
-            estimate = check(config, self.engine.budget)
+            estimate = estimate or check(config, self.engine.budget)
             self.engine.reserve(self.owner, estimate.total)
             request = self._next_request()
             self._requests[request] = config
@@ -198,6 +216,7 @@ class RunClient(param.Parameterized):
         self._said_at = time.monotonic()
         if self._handle is None or not self._handle.alive:
             self._handle, self._wanting, self._sent, self._answered = self.engine.launch(self.owner), False, 0, 0
+            self._heard_at, self._working = time.monotonic(), None
             if message[0] != "configure" and self.config is not None:
                 request = self._next_request()
                 self._requests[request] = self.config
@@ -205,26 +224,26 @@ class RunClient(param.Parameterized):
                 self._to_worker(("configure", request, self.config, estimate.opad_particles))
                 self.building = True
             self._to_worker(("display", self._display))
-        try:
-            self._to_worker(message)
-        except (OSError, EOFError):
-            self._lost()
+        self._to_worker(message)
         self.commands += 1
 
     def _to_worker(self, message: tuple) -> None:
-        self._handle.connection.send(message)
+        self._handle.send(message)  # without waiting (``WorkerHandle.send``); a lost worker is found by ``poll``
         self._sent += 1
 
     # -- answers ---------------------------------------------------------------------------------------------
     def poll(self) -> list[Snapshot]:
-        """Take everything the worker sent (snapshots in order) and ask for the next snapshot."""
+        """Take everything the worker sent (snapshots in order) and ask for the next snapshot; end a worker that
+        stopped answering (module docstring)."""
         snapshots = []
         handle = self._handle
         if handle is None:
             return snapshots
         try:
+            heard = False
             while handle.connection.poll(0):
                 kind, *payload = handle.connection.recv()
+                heard = True
                 snapshot = self._receive(kind, payload)
                 if kind == "info":  # views now show the new run; snapshots of the old one are void. A later run
                     snapshots.clear()  # waits for the next poll: one page update never builds views for two runs
@@ -233,15 +252,39 @@ class RunClient(param.Parameterized):
                     snapshots.append(snapshot)
             if not handle.alive:
                 raise EOFError
+            now = time.monotonic()
+            if heard:
+                self._heard_at, self._working = now, None
+            elif now - self._heard_at > SILENT_SECONDS and self._stopped_answering(handle, now):
+                self.engine.end(self.owner, handle)
+                self._handle = None
+                self._failed(f"the run's worker has not answered for {now - self._heard_at:.0f} s, so it was ended")
+                return snapshots
             if not self._wanting:
-                handle.connection.send(("want",))
+                handle.send(("want",))
                 self._wanting, self._said_at = True, time.monotonic()
             elif time.monotonic() - self._said_at > min(HEARTBEAT_SECONDS, self.engine.budget.idle_seconds / 4):
-                handle.connection.send(("ping",))
+                handle.send(("ping",))
                 self._said_at = time.monotonic()
         except (EOFError, OSError):
             self._lost()
         return snapshots
+
+    def _stopped_answering(self, handle: WorkerHandle, now: float) -> bool:
+        """Whether a worker that has been silent for ``SILENT_SECONDS`` has stopped answering: its process is stopped,
+        or its loop has neither run nor waited for a processor, and it has used no processor time, for
+        ``SILENT_SECONDS`` more. A process busy in a long step computes, or waits its turn on a busy server; a
+        thread worker (in-process: it cannot be ended) is never judged."""
+        activity = handle.activity()
+        if activity is None:
+            return False  # a thread, or a process that is gone (``alive`` says so at the next poll)
+        state, processor_time = activity
+        if state in ("T", "t"):
+            return True
+        if self._working is None or state == "R" or processor_time != self._working[0]:
+            self._working = (processor_time, now)
+            return False
+        return now - self._working[1] > SILENT_SECONDS
 
     def _next_request(self) -> int:
         self._last_request = next(self._serial)
@@ -296,13 +339,18 @@ class RunClient(param.Parameterized):
         return None
 
     def _lost(self) -> None:
-        """The worker is gone: say why; the next command starts a new one with the last built configuration."""
+        """The worker is gone (its end of the pipe closed, so its process is ending: the wait for its exit code is
+        short): say why; the next command starts a new one with the last built configuration."""
         handle, self._handle = self._handle, None
-        reason = handle.exit_reason if handle is not None else ""
+        reason = "the run's worker stopped"
         if handle is not None:
-            handle.runner.join(1.0)
-            reason = handle.exit_reason or "the run's worker stopped"
-            handle.connection.close()
+            handle.runner.join(EXITING_SECONDS)
+            reason = handle.exit_reason or reason
+            handle.close()
+        self._failed(reason)
+
+    def _failed(self, reason: str) -> None:
+        """The run's worker is gone for ``reason``: the page says so, and that the next command starts it again."""
         self._requests.clear()
         self.building = self.compiling = False
         self.status = replace(self.status, phase="failed")
@@ -335,7 +383,8 @@ class RunClient(param.Parameterized):
         return self._handle is not None and self._handle.alive
 
     def close(self) -> None:
-        """Stop the worker and free this session's booking (idempotent); the client starts no worker again."""
+        """Stop the worker (without waiting for it) and free this session's booking (idempotent); the client starts
+        no worker again."""
         self._closed = True
         self._handle = None
         self.engine.release(self.owner)

@@ -288,6 +288,12 @@ class RunConfig(param.Parameterized):
         values["beta_changes"] = [[int(step), float(beta)] for step, beta in self.beta_changes]
         return values
 
+    def array_elements(self) -> int:
+        """Elements of the arrays (dense or sparse) among the target's and samplers' parameters, read from their
+        shapes (nothing is converted): a lower bound on the numbers ``to_json()`` writes."""
+        return sum(math.prod(value.shape) for params in (self.target_params, self.sampler_params, self.compare_params)
+                   for value in params.values() if hasattr(value, "shape"))
+
     def to_json(self) -> str:
         return "".join(self.json_pieces())
 

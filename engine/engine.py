@@ -9,18 +9,35 @@ workers live and how much memory their runs were estimated to hold;
 ``reserve`` refuses a run that does not fit, with "server busy" when the
 server is full. ``shared_engine(budget)`` is the one engine of a served
 dashboard (every session's script asks for it; the first call creates it).
+
+Nothing here waits on the caller's thread (the server's event loop) for a
+process to end: ``WorkerHandle.stop`` closes the pipe and hands the waiting
+— a grace period, terminate, a second wait, kill — to a daemon thread
+(``in_background``). The ledger lets go of a stopped worker at once, not when
+its process is gone: the process is ending (it reads the closed pipe as its
+end, or is killed within ``STOP_SECONDS`` twice), so counting it would only
+refuse a class "server busy" for seconds after pages close, while the
+memory it still holds meanwhile is one run's, for at most those seconds
+(a worker that stopped answering is killed at once, ``Engine.end``).
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
+import queue
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 
 from .budget import Budget
 from .forkserver import start_forkserver
 from .uploads import format_bytes
 from .worker import run_process, serve
+
+
+#: How long a stopped worker or race gets to end by itself, and then after SIGTERM, before it is killed (seconds).
+STOP_SECONDS = 2.0
 
 
 class ServerBusy(RuntimeError):
@@ -29,10 +46,39 @@ class ServerBusy(RuntimeError):
 
 @dataclass
 class WorkerHandle:
-    """One worker: its end of the pipe and its process (or thread)."""
+    """One worker: its end of the pipe and its process (or thread). ``send`` hands a message to the handle's
+    sending thread: pickling and writing a configuration that holds an uploaded model (up to hundreds of MB), or
+    writing to a worker that stopped reading, never holds up the caller (the server's event loop)."""
 
     connection: object
     runner: object  # multiprocessing.Process or threading.Thread
+    _outbox: queue.SimpleQueue = field(default_factory=queue.SimpleQueue, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # The sending thread writes through a pipe end of its own (a duplicate): closing ours (``stop``) never
+        # pulls it from under a write, and the worker reads its end's close once both are closed.
+        in_background(self._send_all, Connection(os.dup(self.connection.fileno())), name="worker-sender")
+
+    def send(self, message: tuple) -> None:
+        """Send ``message`` to the worker without waiting; messages arrive in the order they were sent. A worker
+        that is gone is found by the reader (``RunClient.poll``), not here."""
+        self._outbox.put(message)
+
+    def close(self) -> None:
+        """Close our ends of the pipe: the reader's at once, the sending thread's once it has sent what it holds."""
+        self._outbox.put(None)
+        self.connection.close()
+
+    def _send_all(self, pipe: Connection) -> None:
+        """The sending thread: every message of the outbox in turn, until ``stop`` (None) or a broken pipe (the
+        worker is gone); then its pipe end is closed."""
+        try:
+            while (message := self._outbox.get()) is not None:
+                pipe.send(message)
+        except OSError:
+            pass
+        finally:
+            pipe.close()
 
     @property
     def alive(self) -> bool:
@@ -50,25 +96,47 @@ class WorkerHandle:
             return f"the run's worker process was ended ({signal})"
         return f"the run's worker process ended (exit code {code})"
 
-    def stop(self, timeout: float = 2.0) -> None:
-        """Ask the worker to close, then make sure it is gone (terminate, then kill, a process)."""
+    def activity(self) -> tuple[str, int] | None:
+        """The state of the worker's process (of its main thread, the loop: "R" running or waiting for a processor,
+        "S" sleeping, "D" waiting for the disk, "T" or "t" stopped…) and the processor time it has used so far (clock
+        ticks), read from ``/proc``; None for a thread, or when it cannot be read (the process is gone)."""
+        pid = getattr(self.runner, "pid", None)
+        if pid is None:
+            return None
         try:
-            self.connection.send(("close",))
-        except (OSError, EOFError, ValueError):
-            pass
-        self.runner.join(timeout)
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()  # after the command name, which may hold spaces
+        except OSError:
+            return None
+        return fields[0], int(fields[11]) + int(fields[12])  # state, user and system time
+
+    def stop(self, grace: float = STOP_SECONDS, patience: float = STOP_SECONDS) -> threading.Thread:
+        """Close the pipe (the worker reads that as its end) and return at once; a daemon thread waits ``grace``
+        seconds for a process to end by itself, terminates it, waits ``patience`` seconds, and kills it
+        (``end_process``). Returns that thread. A thread worker ends by itself at its next look at the pipe."""
+        self.close()
         if isinstance(self.runner, multiprocessing.process.BaseProcess):
-            end_process(self.runner, timeout)
-        self.connection.close()
+            return in_background(end_process, self.runner, grace, patience, name="worker-reaper")
+        return in_background(self.runner.join, name="worker-reaper")
 
 
-def end_process(process: multiprocessing.process.BaseProcess, timeout: float) -> None:
-    """Make sure ``process`` is gone: terminate it if it still runs, then kill it if it still does, waiting up to
-    ``timeout`` seconds after each."""
-    for signal_it in (process.terminate, process.kill):
-        if process.is_alive():
-            signal_it()
-            process.join(timeout)
+def in_background(work, *args, name: str) -> threading.Thread:
+    """Run ``work(*args)`` in a daemon thread of its own (waiting for a process, removing its files) and return it."""
+    thread = threading.Thread(target=work, args=args, name=name, daemon=True)
+    thread.start()
+    return thread
+
+
+def end_process(process: multiprocessing.process.BaseProcess, grace: float, patience: float) -> None:
+    """Make sure ``process`` is gone: wait ``grace`` seconds for it to end by itself, terminate it, wait
+    ``patience`` seconds more, then kill it and wait until it is gone. Blocks: call it through ``in_background``."""
+    process.join(grace)
+    if process.is_alive():
+        process.terminate()
+        process.join(patience)
+    if process.is_alive():
+        process.kill()  # SIGKILL also ends a stopped process (a SIGTERM waits until it is continued)
+        process.join()
 
 
 class Engine:
@@ -80,6 +148,7 @@ class Engine:
         self._lock = threading.Lock()
         self._reserved: dict[int, int] = {}  # id of a client → bytes its run was estimated to hold
         self._workers: dict[int, WorkerHandle] = {}
+        self._reapers: list[threading.Thread] = []  # threads making sure stopped workers are gone (``shutdown``)
         # The forkserver starts now (unless a served dashboard's warm-up started it already, ``dashboard.serving``)
         # and preloads beside the server, rather than in the first session's request (``model.forkserver``).
         self._context = None if in_process else start_forkserver()
@@ -131,17 +200,32 @@ class Engine:
             return handle
 
     def release(self, owner: int) -> None:
-        """Stop ``owner``'s worker and free its booking."""
+        """Stop ``owner``'s worker (without waiting for it, ``WorkerHandle.stop``) and free its place and booking."""
         with self._lock:
             handle = self._workers.pop(owner, None)
             self._reserved.pop(owner, None)
         if handle is not None:
-            handle.stop()
+            self._reaping(handle.stop())
+
+    def end(self, owner: int, handle: WorkerHandle) -> None:
+        """End ``owner``'s worker ``handle``, which stopped answering: its place is free at once and its process is
+        killed without a grace period, in the background. ``owner`` keeps its booking (it restarts its run)."""
+        with self._lock:
+            if self._workers.get(owner) is handle:
+                del self._workers[owner]
+        self._reaping(handle.stop(grace=0.0, patience=0.0))
+
+    def _reaping(self, reaper: threading.Thread) -> None:
+        with self._lock:
+            self._reapers = [thread for thread in self._reapers if thread.is_alive()] + [reaper]
 
     def shutdown(self) -> None:
-        """Stop every worker (tests; a server's workers also end with their sessions or when idle)."""
+        """Stop every worker and wait until their processes are gone (tests; a server's workers also end with
+        their sessions or when idle)."""
         for owner in list(self._workers):
             self.release(owner)
+        for reaper in list(self._reapers):
+            reaper.join()
 
 
 _SHARED: Engine | None = None

@@ -1,4 +1,13 @@
-"""Export a run: its configuration as JSON, with the frozen kernel once adaptation stopped, and its traces as CSV."""
+"""Export a run: its configuration, with the frozen kernel once adaptation stopped, and its traces as CSV.
+
+A configuration downloads as JSON (``run_record_json``), or, when it holds
+arrays too large for JSON (an uploaded coupling matrix), as a configuration
+archive (``config_archive``: the JSON without those arrays, and each array as
+an ``.npy`` entry): ``run_record_filename`` says which, from the arrays'
+shapes alone, and ``run_record_file`` writes it. An archive of a 3000 × 3000
+matrix of zeros is 70 kB, written in a fraction of a second; as JSON it was
+117 MB and seconds of the server's event loop.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +16,19 @@ import json
 
 import numpy as np
 
-from .config import RECORD_KEY, RunConfig
+from .config import CONFIG_KEYS, RECORD_KEY, RunConfig
+from .config_archive import SECTIONS, archived_arrays, configuration_archive
+
+#: File name of a configuration downloaded as JSON, and as a configuration archive.
+JSON_FILENAME = "run-config.json"
+ARCHIVE_FILENAME = "run-config.npz"
+
+
+def _record(config: RunConfig, frozen: dict | None) -> dict:
+    record = config.to_dict()
+    if frozen:
+        record[RECORD_KEY] = frozen
+    return record
 
 
 def run_record_json(config: RunConfig, frozen: dict | None) -> str:
@@ -17,10 +38,27 @@ def run_record_json(config: RunConfig, frozen: dict | None) -> str:
     Replaying the configuration repeats the adaptation and the freeze step for step; the frozen parameters,
     merged over ``sampler_params``, build the frozen kernel from step 0 (``samplers.Adaptive.frozen_params``).
     """
-    record = config.to_dict()
-    if frozen:
-        record[RECORD_KEY] = frozen
-    return json.dumps(record, indent=2)
+    return json.dumps(_record(config, frozen), indent=2)
+
+
+def run_record_filename(config: RunConfig) -> str:
+    """The name of the configuration's download: ``ARCHIVE_FILENAME`` when it holds arrays too large for JSON."""
+    return ARCHIVE_FILENAME if archived_arrays(config) else JSON_FILENAME
+
+
+def run_record_file(config: RunConfig, frozen: dict | None) -> bytes:
+    """The contents of ``run_record_filename(config)``: ``run_record_json`` as UTF-8, or the configuration
+    archive of the same record, its large arrays as ``.npy`` entries (never turned into lists)."""
+    archived = archived_arrays(config)
+    if not archived:
+        return run_record_json(config, frozen).encode()
+    arrays = {}
+    values = {key: getattr(config, key) for key in CONFIG_KEYS}
+    values.update({section: dict(values[section]) for section in SECTIONS})
+    for section, key in archived:
+        value = values[section].pop(key)
+        arrays[section, key] = np.asarray(value.toarray() if hasattr(value, "toarray") else value)
+    return configuration_archive(_record(RunConfig(**values), frozen), arrays)
 
 
 def trace_csv(history: dict) -> str:

@@ -47,6 +47,7 @@ from .opad_tracker import OpadTracker, tracking_problem
 from .snapshot import (ESS_DEFINITIONS, LOG_T, AdaptationState, BvsInfo, DagInfo, Display, LearningState, RunInfo,
                        Snapshot, Status, TemperingState, TuningState)
 from .statistics import available_statistics
+from .uploads import check_energies
 
 #: Longest chunk of steps between two looks at the worker's commands (seconds), and most steps in it.
 CHUNK_SECONDS = 0.02
@@ -68,6 +69,26 @@ ENUMERATING = "building the exact distribution for OPAD's KL…"
 #: Most of a running worker's CPU time its snapshots may take (the parts above are skipped past it; the status and
 #: new trace points are always sent).
 DISPLAY_SHARE = 0.1
+
+
+#: What the samplers say when a chain's random initial state has probability zero (``samplers.base``), and what the
+#: page says instead: no ``init=`` on the page, but a seed, the chains and the model.
+ZERO_PROBABILITY_START = "an initial state has zero probability"
+ZERO_PROBABILITY_ON_THE_PAGE = (
+    "a chain's random starting state has probability zero under this target (a factor or a constraint of the "
+    "model excludes it), and a chain cannot start there: try another seed or fewer chains (each chain draws "
+    "its starting state from the seed), or a model that gives every state some probability")
+
+
+@contextmanager
+def in_the_pages_words():
+    """Say a library's refusal that names an option the page has not in the page's own words."""
+    try:
+        yield
+    except ValueError as error:
+        if ZERO_PROBABILITY_START in str(error):
+            raise ValueError(ZERO_PROBABILITY_ON_THE_PAGE) from None
+        raise
 
 
 def _rates(value: float, steps: int, evals: int, seconds: float) -> dict:
@@ -239,7 +260,10 @@ class RunSession:
         self.config = config
         self.run = run
         self.request = request
-        target, sampler = config.build()
+        if config.target == "boltzmann" and config.target_params.get("J") is not None:
+            check_energies(config.target_params["J"], config.target_params.get("h"))
+        with in_the_pages_words():
+            target, sampler = config.build()
         self.target, self.sampler = target, sampler
         self.capabilities = Capabilities.of(sampler)
         self._statistic = available_statistics(target)[config.statistic]
@@ -250,7 +274,8 @@ class RunSession:
         self._scheduled = [tuple(change) for change in config.beta_changes]  # β changes still to come (a replay)
         self._changes_made = 0
         self._sent_changes = None
-        companion = config.build_companion(target)
+        with in_the_pages_words():
+            companion = config.build_companion(target)
         self.companion = None if companion is None else CompanionRun(companion, self._statistic, config.compare_axis)
         self.running = False
         self.failed = ""

@@ -48,14 +48,16 @@ def config_from_stored_run(data: bytes) -> RunConfig:
     one."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            spec, seed = json.loads(_entry(archive, "spec")), int(_entry(archive, "sampler_seed"))
+            spec, seed = json.loads(_entry(archive, "spec")), _entry(archive, "sampler_seed")
     except (*ZIP_ERRORS, json.JSONDecodeError, TypeError) as error:  # whatever a hostile archive raises
         kind = type(error)
         named = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
         raise ValueError(f"this file is not a readable stored run ({named})") from None
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"this stored run's seed ({excerpt(str(seed), 30)}) is not a whole number")
     if not isinstance(spec, dict) or not isinstance(spec.get("config"), dict):
         raise ValueError("this stored run has no configuration")
     if spec.get("start", "random") != "random":
         raise ValueError(f"this stored run started its chains from {excerpt(str(spec['start']), 30)} states; the "
                          f"dashboard replays runs that start from the target's random states only")
-    return RunConfig.from_json(json.dumps({**spec["config"], "seed": seed}))
+    return RunConfig.from_json(json.dumps({**spec["config"], "seed": int(seed)}))

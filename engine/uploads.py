@@ -35,6 +35,7 @@ import zlib
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 
 from targets.uai import parse_uai
 
@@ -52,6 +53,10 @@ MAX_CSV_COLUMNS = 5_000
 MAX_DAG_VARIABLES = 12
 #: Longest excerpt of a file's content (or of a message quoting it) put into an error message (characters).
 MAX_EXCERPT_CHARS = 100
+#: Largest energy scale of couplings, ½ Σ|J_ij| + Σ|h_i|: log p̃ = β (½ sᵀJs + hᵀs) with β ≤ 100 then stays within
+#: 1e150, whose squares (variances, ESS) and sums over millions of draws are still finite floats; beyond it
+#: samplers' arithmetic overflows.
+MAX_ENERGY = 1e148
 #: Which targets take which file types.
 UPLOAD_TYPES = {"markov_network": (".uai",), "boltzmann": (".npz", ".csv"), "bvs": (".csv",), "dag": (".csv",)}
 #: Column names taken as the response of uploaded regression data.
@@ -103,6 +108,12 @@ def format_bytes(n: int | float) -> str:
     return f"{n:,.0f} TB"
 
 
+def sizes(size: int, limit: int) -> tuple[str, str]:
+    """``size`` and ``limit`` in human units (``format_bytes``), in bytes when rounding would print them equal."""
+    shown = format_bytes(size), format_bytes(limit)
+    return shown if shown[0] != shown[1] else (f"{size:,} bytes", f"{limit:,} bytes")
+
+
 def counted(n: int, noun: str) -> str:
     """``n`` and ``noun``, plural unless ``n`` is 1: "1 column", "3 columns"."""
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
@@ -141,9 +152,7 @@ def parse_upload(target: str, filename: str, data: bytes, limits: UploadLimits =
 
 def _check_size(data: bytes, limits: UploadLimits) -> None:
     if len(data) > limits.file_bytes:
-        size, limit = format_bytes(len(data)), format_bytes(limits.file_bytes)
-        if size == limit:  # just over: rounding would hide the difference
-            size, limit = f"{len(data):,} bytes", f"{limits.file_bytes:,} bytes"
+        size, limit = sizes(len(data), limits.file_bytes)
         raise ValueError(f"the file is {size}; the limit is {limit}")
     if not data:
         raise ValueError("the file is empty")
@@ -155,9 +164,16 @@ def _network_from_uai(filename: str, data: bytes) -> dict:
     except UnicodeDecodeError:
         raise ValueError(f"{filename}: a .uai file must be plain ASCII text") from None
     try:
-        parse_uai(text)  # validate now, so the error names the file's line and token
+        model = parse_uai(text)  # validate now, so the error names the file's line and token
     except ValueError as error:  # the message quotes a token, which may be the whole file
         raise ValueError(f"{filename}: {_quoting_briefly(error)}") from None
+    non_binary = np.flatnonzero(model.cardinalities != 2)
+    if non_binary.size:
+        first = int(non_binary[0])
+        raise ValueError(f"{filename}: every variable must have 2 states (binary); "
+                         f"{counted(non_binary.size, 'variable')} of {model.n_vars:,} "
+                         f"{'has' if non_binary.size == 1 else 'have'} more or fewer, "
+                         f"e.g. variable {first} has {counted(int(model.cardinalities[first]), 'state')}")
     return {"uai_text": text}
 
 
@@ -186,8 +202,8 @@ def _couplings_from_npz(filename: str, data: bytes, limits: UploadLimits) -> dic
             shapes = {name: _npy_shape(filename, archive, by_name[name], name, limits)
                       for name in ("J", "h") if name in by_name}
             if declared > limits.decompressed_bytes:
-                raise _Refused(f"{filename}: the archive would take {format_bytes(declared)} decompressed; "
-                               f"the limit is {format_bytes(limits.decompressed_bytes)}")
+                size, limit = sizes(declared, limits.decompressed_bytes)
+                raise _Refused(f"{filename}: the archive would take {size} decompressed; the limit is {limit}")
             d = shapes["J"][0]
             if "h" in shapes and shapes["h"] != (d,):
                 raise _Refused(f"{filename}: h must have shape ({d},) to match J; got {shapes['h']}")
@@ -202,6 +218,7 @@ def _couplings_from_npz(filename: str, data: bytes, limits: UploadLimits) -> dic
         raise ValueError(f"{filename}: {excerpt(error)}") from None
     except ZIP_ERRORS as error:
         raise ValueError(f"{filename}: not a readable .npz archive ({excerpt(error)})") from None
+    check_energies(params["J"], params.get("h"), filename)
     return params
 
 
@@ -237,7 +254,6 @@ def _check_zip_directory(filename: str, data: bytes) -> None:
 def _npy_shape(filename: str, archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
                limits: UploadLimits) -> tuple[int, ...]:
     """Shape of array ``name`` from its .npy header alone, refusing what is too large, odd-shaped or not numeric."""
-    limit = format_bytes(limits.decompressed_bytes)
     with archive.open(info) as member:  # decompresses only the header's first few kilobytes
         try:
             version = np.lib.format.read_magic(member)
@@ -263,11 +279,11 @@ def _npy_shape(filename: str, archive: zipfile.ZipFile, info: zipfile.ZipInfo, n
     size = math.prod(shape) * max(dtype.itemsize, 8)  # kept as float64
     if size > limits.decompressed_bytes:
         dims = " × ".join(f"{n:,}" for n in shape)
-        raise _Refused(f"{filename}: {name} ({dims}) would take {format_bytes(size)} decompressed; "
-                       f"the limit is {limit}")
+        size, limit = sizes(size, limits.decompressed_bytes)
+        raise _Refused(f"{filename}: {name} ({dims}) would take {size} decompressed; the limit is {limit}")
     if info.file_size > limits.decompressed_bytes:  # a small array declared, a large file: padding, or a lie
-        raise _Refused(f"{filename}: {name} would take {format_bytes(info.file_size)} decompressed; "
-                       f"the limit is {limit}")
+        size, limit = sizes(info.file_size, limits.decompressed_bytes)
+        raise _Refused(f"{filename}: {name} would take {size} decompressed; the limit is {limit}")
     if 0 in shape:
         raise _Refused(f"{filename}: {name} is empty")
     return tuple(int(n) for n in shape)
@@ -293,8 +309,9 @@ def _check_table_size(filename: str, data: bytes, limits: UploadLimits) -> tuple
         raise ValueError(f"{filename}: the first row has {columns:,} columns; the limit is {MAX_CSV_COLUMNS:,}")
     cells = columns * rows
     if cells > limits.max_elements:
-        raise ValueError(f"{filename}: {rows:,} rows × {columns:,} columns would take {format_bytes(8 * cells)} "
-                         f"as numbers; the limit is {format_bytes(limits.decompressed_bytes)}")
+        size, limit = sizes(8 * cells, limits.decompressed_bytes)
+        raise ValueError(f"{filename}: {rows:,} rows × {columns:,} columns would take {size} as numbers; "
+                         f"the limit is {limit}")
     return columns, rows
 
 
@@ -304,15 +321,49 @@ def _couplings_from_csv(filename: str, data: bytes, limits: UploadLimits) -> dic
         raise ValueError(f"{filename}: expected a d × d matrix J or d × (d + 1) with h last; "
                          f"got {columns:,} columns but at most {rows:,} rows")
     try:
-        matrix = np.loadtxt(io.StringIO(data.decode("utf-8")), delimiter=",", ndmin=2)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise ValueError(f"{filename}: not a numeric CSV matrix ({_quoting_briefly(error)})") from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{filename}: a .csv file must be UTF-8 text") from None
+    matrix = _numbers(filename, text, 1, "not a numeric CSV matrix")
     rows, cols = matrix.shape
-    if cols == rows:
-        return {"J": matrix}
-    if cols == rows + 1:
-        return {"J": matrix[:, :-1], "h": matrix[:, -1]}
+    if cols in (rows, rows + 1):
+        J, h = (matrix, None) if cols == rows else (matrix[:, :-1], matrix[:, -1])
+        check_energies(J, h, filename)
+        return {"J": J} if h is None else {"J": J, "h": h}
     raise ValueError(f"{filename}: expected a d × d matrix J or d × (d + 1) with h last; got {rows} × {cols}")
+
+
+def _numbers(filename: str, text: str, first_line: int, refusal: str) -> np.ndarray:
+    """The comma-separated numbers of ``text`` (whose first line is line ``first_line`` of the file) as a 2-D
+    array; else ``ValueError`` saying which line holds how many values, or which value is not a number."""
+    try:
+        return np.loadtxt(io.StringIO(text), delimiter=",", ndmin=2)
+    except ValueError as error:
+        why = _first_misfit(text, first_line, refusal) or f"{refusal} ({_quoting_briefly(error)})"
+        raise ValueError(f"{filename}: {why}") from None
+
+
+def _first_misfit(text: str, first_line: int, refusal: str) -> str:
+    """Why ``np.loadtxt`` refused ``text``, in words (looked for only once it did): the first line with another
+    number of values than the first row, or the first value that is not a number (after ``refusal``); '' if
+    neither is found."""
+    first = None
+    for number, line in enumerate(text.split("\n"), first_line):
+        fields = line.split("#", 1)[0].split(",")  # as loadtxt reads it: comments dropped, blank lines skipped
+        if len(fields) == 1 and not fields[0].strip():
+            continue
+        if first is None:
+            first = (number, len(fields))
+        elif len(fields) != first[1]:
+            return (f"line {number:,} has {counted(len(fields), 'value')} but line {first[0]:,} has "
+                    f"{first[1]:,}: every row must have as many, separated by commas")
+        for column, field in enumerate(fields, 1):
+            try:
+                float(field)
+            except ValueError:
+                return (f"{refusal}; could not convert {excerpt(field.strip(), 30)!r} "
+                        f"(line {number:,}, column {column:,}) to a number")
+    return ""
 
 
 def _named_table(filename: str, data: bytes, min_columns: int, limits: UploadLimits) -> tuple[list[str], np.ndarray]:
@@ -326,11 +377,7 @@ def _named_table(filename: str, data: bytes, min_columns: int, limits: UploadLim
     names = [name.strip() for name in header.split(",")]
     if len(names) < min_columns or any(not name for name in names) or all(_is_number(name) for name in names):
         raise ValueError(f"{filename}: the first row must name every column (at least {min_columns} columns)")
-    try:
-        table = np.loadtxt(io.StringIO(body), delimiter=",", ndmin=2)
-    except ValueError as error:
-        raise ValueError(f"{filename}: below the header, every value must be a number "
-                         f"({_quoting_briefly(error)})") from None
+    table = _numbers(filename, body, 2, "below the header, every value must be a number")
     if table.shape[1] != len(names):
         raise ValueError(f"{filename}: {counted(len(names), 'column name')} but "
                          f"{counted(table.shape[1], 'column')} of numbers")
@@ -355,6 +402,27 @@ def _structure_data_from_csv(filename: str, data: bytes, limits: UploadLimits) -
                          f"got {variables:,}")
     names, table = _named_table(filename, data, 2, limits)
     return {"data": table, "n_nodes": len(names)}
+
+
+def check_energies(J, h, filename: str = "") -> None:
+    """Refuse couplings ``J`` (and field ``h``; of the file ``filename``, if any) with values that are not finite,
+    or whose energies exceed ``MAX_ENERGY`` (½ Σ|J_ij| + Σ|h_i|, the largest |½ sᵀJs + hᵀs|): the samplers'
+    arithmetic would overflow."""
+    try:
+        J = J.tocoo().data if sparse.issparse(J) else np.asarray(J, dtype=np.float64)
+        h = np.zeros(0) if h is None else np.asarray(h, dtype=np.float64)
+    except (TypeError, ValueError):  # not an array of numbers: the target says what is wrong with it
+        return
+    where = f"{filename}: " if filename else ""
+    for label, values in (("J", J), ("h", h)):
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"{where}{label} holds values that are not finite numbers (infinite or NaN)")
+    scale = np.abs(J / MAX_ENERGY).sum() / 2 + np.abs(h / MAX_ENERGY).sum()  # in units of the limit: no overflow
+    if scale > 1:
+        exponent = math.floor(math.log10(scale))
+        raise ValueError(f"{where}the energies of J and h reach about {scale / 10**exponent:.3g}e+"
+                         f"{exponent + round(math.log10(MAX_ENERGY))} (half the sum of |J| plus the sum of |h|); "
+                         f"the limit is {MAX_ENERGY:.0e}, so that log-probabilities stay within floating point")
 
 
 def _is_number(text: str) -> bool:

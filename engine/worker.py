@@ -11,14 +11,15 @@ client → worker
     ``("beta", β)`` go on at inverse temperature β from the chains' states (recorded in the config)
     ``("want",)`` send one snapshot as soon as something changed
     ``("ping",)`` the session is still there (sent when it has had nothing else to say for a while)
-    ``("close",)``
+    the session closes its end of the pipe when it is done with the worker (the worker reads that as its end)
 worker → client
     ``("info", RunInfo)`` a run was built; ``("refused", message, request)`` a command was refused and the
     run goes on (``request`` names a refused ``configure``, else None);
     ``("failed", message)`` the run stopped with an error; ``("snapshot", Snapshot, handled)`` with the
     number of commands (other than ``want`` and ``ping``) handled before it; ``("replay", MoveReplay)``;
     ``("status", run, Status)`` before a step that sets the run up (``RunSession.setting_up``: its first
-    step, OPAD's enumeration), which may take seconds — sent whether or not a snapshot is wanted (it is tiny)
+    step, OPAD's enumeration), which may take seconds — sent whether or not a snapshot is wanted (it is tiny);
+    ``("alive",)`` the heartbeat: sent whenever the worker has sent nothing else for ``ALIVE_SECONDS``
 
 The first snapshot after a command is quick (``RunSession.snapshot``: the
 status, new trace points and states, none of the slow parts), so a click's
@@ -29,6 +30,13 @@ previous one, so at most one snapshot is in flight, and a slow browser
 makes the worker send less often, never queue more — the trace buffer keeps
 what happened meanwhile in bounded memory. Sends go through a thread of their
 own, so that a large snapshot never stalls the sampler.
+
+The heartbeat comes from that sending thread, not from the loop, so that it
+goes on while the loop waits or is inside a long step (a Python step lets
+the thread in every few milliseconds). A compiled kernel holds the
+interpreter's lock for as long as it runs, so a very long kernel call
+delays the heartbeat too: the client tells a busy worker from a hung one by
+the processor time it uses (``RunClient.poll``).
 
 In a process of its own (``run_process``), the worker builds its first run
 and sends its first snapshot at the server's priority (a page loads as fast
@@ -68,6 +76,8 @@ from .snapshot import Display  # noqa: E402
 
 #: Longest wait for a command while nothing runs (seconds); bounds how late the idle check is.
 IDLE_POLL_SECONDS = 0.25
+#: Longest the worker stays silent while it lives (seconds): the heartbeat's period when it has nothing else to send.
+ALIVE_SECONDS = 1.0
 #: Niceness of a sampling worker: the lowest priority that still gets CPU when other programs keep every core busy
 #: (the idle scheduling class would starve it then).
 NICENESS = 19
@@ -87,11 +97,14 @@ def sample_at_low_priority() -> None:
 
 
 def describe(error: BaseException) -> str:
-    """A one-line reason for a page: the exception's type and message, never a traceback or file contents."""
+    """A one-line reason for a page, never a traceback or file contents: a ``ValueError``'s message as it is (the
+    library's refusals of a setting are written for a reader), any other exception's type and message."""
     if isinstance(error, MemoryError):
         return "the run ran out of its memory budget (MemoryError); use fewer chains or a smaller model"
     text = str(error).strip().splitlines()[0] if str(error).strip() else ""
     text = text if len(text) <= 300 else text[:300] + "…"
+    if isinstance(error, ValueError) and text:
+        return text
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
@@ -115,8 +128,12 @@ class Worker:
 
     # -- sending ----------------------------------------------------------------------------------------
     def _send_loop(self) -> None:
+        """Send what the loop put in the outbox, and ``("alive",)`` whenever it put nothing for ``ALIVE_SECONDS``."""
         while True:
-            message = self._outbox.get()
+            try:
+                message = self._outbox.get(timeout=ALIVE_SECONDS)
+            except queue.Empty:
+                message = ("alive",)
             if message is None:
                 return
             try:
@@ -128,16 +145,14 @@ class Worker:
         self._outbox.put(message)
 
     # -- commands ----------------------------------------------------------------------------------------
-    def handle(self, command: tuple) -> bool:
-        """Carry out one command; False when the worker should end."""
+    def handle(self, command: tuple) -> None:
+        """Carry out one command."""
         name, *args = command
-        if name == "close":
-            return False
         if name == "want":
             self._wanted = True
-            return True
+            return
         if name == "ping":
-            return True
+            return
         self._changed = True
         self._handled += 1
         if name == "configure":
@@ -158,7 +173,6 @@ class Worker:
         else:
             {"start": self.session.start, "pause": self.session.pause, "step": self.session.step,
              "speed": self.session.set_speed, "freeze": self.session.freeze}[name](*args)
-        return True
 
     def _configure(self, request: int, config: RunConfig, max_particles: int) -> None:
         if not kernels_ready():  # not forked from a warm forkserver: compile (or load) the kernels first
@@ -192,15 +206,14 @@ class Worker:
                     min(session.pace_wait(), 0.05) if busy else IDLE_POLL_SECONDS)
                 if self.connection.poll(wait):
                     while self.connection.poll(0):
-                        if not self.handle(self.connection.recv()):
-                            return
+                        self.handle(self.connection.recv())
                     heard = time.monotonic()
                 elif time.monotonic() - heard > self.idle_seconds:
                     return
                 self._advance()
                 self._answer()
         except (EOFError, OSError):
-            return  # the session's end of the pipe is gone
+            return  # the session closed its end of the pipe, or is gone
         finally:
             self._outbox.put(None)
             self._sender.join(timeout=5)
@@ -241,7 +254,7 @@ class Worker:
 
 
 def serve(connection, idle_seconds: float, after_first_snapshot=None) -> None:
-    """Run a worker on ``connection`` until it is closed, its session is gone, or it idles out."""
+    """Run a worker on ``connection`` until its session closes its end, or is gone, or the worker idles out."""
     Worker(connection, idle_seconds, after_first_snapshot).run()
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import panel as pn
 import pytest
 
 import samplers
 import targets
-from dashboard.catalogue import Catalogue, describe_parameters, first_doc_line
+from dashboard.catalogue import Catalogue, describe_parameters, first_doc_line, for_projector
 
 
 @pytest.fixture(scope="module")
@@ -57,3 +59,23 @@ def test_sampler_row_has_description(catalogue, name):
     cls = samplers.sampler_class(name)
     row = catalogue.samplers.set_index("sampler").loc[name]
     assert row["description"] == first_doc_line(cls)
+
+
+#: Raw TeX as the browser's legibility check finds it (``tests/browser/test_legibility.py``'s ``RAW_TEX``).
+RAW_TEX = r"\\[A-Za-z]+|[_^]\{"
+
+
+def test_mathematics_reads_without_tex(catalogue):
+    """Docstrings write e^{−2βJ} for the code's reader; the catalogue shows what a projector reads."""
+    texts = [text for frame in (catalogue.targets, catalogue.samplers)
+             for column in ("description", "parameters") for text in frame[column]]
+    assert not [text for text in texts if re.search(RAW_TEX, text)]
+    described = dict(zip(catalogue.samplers["sampler"], catalogue.samplers["description"]))
+    assert "1 − exp(−2βJ)" in described["swendsen_wang"]
+
+
+@pytest.mark.parametrize("tex, shown", [("1 − e^{−2βJ}", "1 − exp(−2βJ)"), ("e^{x_{ij}}", "exp(x_(ij))"),
+                                        ("|W|^{(a_w−n−1)/2}", "|W|^((a_w−n−1)/2)"), (r"\beta J", "β J"),
+                                        ("x^{2}", "x^2")])
+def test_for_projector(tex, shown):
+    assert for_projector(tex) == shown

@@ -196,8 +196,9 @@ def test_no_process_is_left_behind_when_sessions_close(processes):
     for client in clients:
         client.start()
     for client in clients:
-        client.close()
+        client.close()  # returns at once: a thread makes sure the process is gone
     assert processes.n_workers == 0
+    processes.shutdown()  # waits for those threads
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)

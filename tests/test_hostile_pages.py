@@ -207,7 +207,8 @@ def corrupted(archive: bytes) -> bytes:
 
 
 @pytest.mark.parametrize("data, reason", [
-    (stored_run_archive(sampler_seed=np.array(np.inf)), "OverflowError"),
+    (stored_run_archive(sampler_seed=np.array(np.inf)), "this stored run's seed (inf) is not a whole number"),
+    (stored_run_archive(sampler_seed=np.array("x")), "this stored run's seed (x) is not a whole number"),
     (corrupted(stored_run_archive(sampler_seed=np.array(3))), "not a readable stored run (zlib.error)"),
 ])
 def test_a_hostile_stored_run_is_refused_in_the_page(explorer, data, reason):
@@ -220,7 +221,7 @@ def test_a_reader_failing_in_a_way_nobody_listed_is_refused_in_the_page(explorer
     def broken(data):
         raise ZeroDivisionError("a reader's own bug")
 
-    monkeypatch.setattr("dashboard.sharing.config_from_stored_run", broken)
+    monkeypatch.setattr("engine.reading.config_from_stored_run", broken)
     upload(explorer.controls.sharing.import_config, "run.npz", stored_run_archive(sampler_seed=np.array(3)))
     alert_shows(explorer, "the file could not be read (ZeroDivisionError: a reader's own bug)")
 
@@ -238,7 +239,7 @@ def test_a_model_file_read_for_a_target_since_changed_is_not_run_under_the_new_o
         assert release.wait(TIMEOUT)
         return parse_upload(*args)
 
-    monkeypatch.setattr("dashboard.controls.parse_upload", slow)
+    monkeypatch.setattr("engine.reading.parse_upload", slow)
     controls, client = explorer.controls, explorer.client
     controls.target.value, controls.sampler.value = "markov_network", "gibbs"
     before = client.config

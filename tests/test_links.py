@@ -51,8 +51,10 @@ def test_malformed_and_hostile_links_are_refused_with_a_reason(text, reason):
 
 
 def test_a_configuration_too_large_for_a_link_is_never_written_out_in_full(monkeypatch):
-    """Finding that an uploaded model has no link costs what a link holds, not the whole model (seconds at 14 MB)."""
-    config = RunConfig(target="boltzmann", target_params={"J": np.zeros((700, 700))})
+    """Finding that a configuration has no link costs what a link holds, not the whole configuration (seconds at
+    14 MB): here couplings written as nested lists, whose size is known only by writing them (an array's is known
+    from its shape: ``test_off_the_loop``)."""
+    config = RunConfig(target="boltzmann", target_params={"J": np.zeros((700, 700)).tolist()})
     whole = len(config.to_json())
     written: list[int] = []
     pieces = RunConfig.json_pieces

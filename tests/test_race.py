@@ -49,11 +49,12 @@ def wait_for(condition, race: Race | None = None) -> int:
 
 
 def race_to_the_end(settings: RaceSettings, owner: int) -> tuple[Race, int]:
-    """A finished race on ``settings`` and the messages it sent."""
+    """A finished race on ``settings`` (its process gone) and the messages it sent."""
     race = Race(Engine(in_process=True), owner=owner)
     assert race.start(settings) and race.state == "running"
     taken = wait_for(lambda: race.state != "running", race)
     assert race.state == "finished", race.message
+    assert race.wait_ended(WAIT)  # the page never waits for the process: a thread does
     return race, taken
 
 
@@ -174,7 +175,8 @@ def test_stop_terminates_the_race_and_removes_its_runs():
     assert race.start(ENDLESS)
     wait_for(lambda: race.process.is_alive() and os.path.isdir(race.results))
     race.stop()
-    assert race.state == "stopped" and not race.process.is_alive() and not os.path.exists(race.results)
+    assert race.state == "stopped" and race.wait_ended(WAIT)  # stop returns at once; a thread waits for the process
+    assert not race.process.is_alive() and not os.path.exists(race.results)
     assert race.poll() == 0
 
 
@@ -209,7 +211,7 @@ def test_closing_the_session_ends_its_race():
         wait_for(lambda: race.process.is_alive())
     finally:
         explorer.close()
-    assert race.state == "stopped" and not race.process.is_alive()
+    assert race.state == "stopped" and race.wait_ended(WAIT) and not race.process.is_alive()
 
 
 HOSTILE = "<img src=x onerror=alert(1)>[click](http://example.com) **bold**"

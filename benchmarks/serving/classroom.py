@@ -74,6 +74,11 @@ and ``--speed-burst`` (10) opened at once, median and worst, beside the
 goals (the first page's Start button within 5 s, every later page's within
 3 s).
 
+With ``--hostile-base REV``, a hostile phase comes first (``benchmarks.serving.hostile``): one page clicks
+Pause and Start while another session feeds the server a large download, a configuration file and a ``.uai``
+at the size limits, a 2 MB link, a worker stopped with SIGSTOP and a link the worker refuses; the worst click
+per input, for the code of ``REV`` and for this tree, one after the other in one run.
+
 A goals table follows (the issue's goals at the largest N measured); a missed
 goal is printed as missed. The benchmark's own clients run on the same
 machine as the server (Chromium renders 4-5 pages), which a classroom would
@@ -96,6 +101,7 @@ from pathlib import Path
 from benchmarks import arguments
 from benchmarks.serving.clients import CHROMIUM_ARGS, TIMEOUT, LightClients, PageSession, page_state, renice_chromium
 from benchmarks.serving.headless import measure_headless
+from benchmarks.serving.hostile import hostile
 from benchmarks.serving.measurements import (CpuMeter, MemorySampler, Sessions, count_leftover_workers,
                                              measure_clicks, measure_over_budget, measure_soak, measure_window,
                                              percentile, stop_server, summarise)
@@ -249,7 +255,7 @@ def main(argv: list[str] | None = None) -> None:
         "classroom", argv, sessions="1,8,30", pages=4, clicks=5, soak_seconds=600.0, window_seconds=20.0, port=0,
         click_timeout=30.0, click_phase_seconds=120.0, chromium_nice=0, speed_pages=5, speed_burst=10,
         sample_seconds=5.0, light_concurrency=4, session_lifetime_ms=2000,
-        budget_args="--max-workers 40 --run-memory 2GB", chromium="/usr/bin/chromium", log_dir="",
+        budget_args="--max-workers 40 --run-memory 2GB", chromium="/usr/bin/chromium", log_dir="", hostile_base="",
         helps={"sessions": "comma-separated numbers of concurrent sessions, one classroom each (0: none, only the "
                            "page-speed phase)",
                "speed_pages": "page speed: later pages opened one after the other (0 with --speed-burst 0: no "
@@ -270,7 +276,9 @@ def main(argv: list[str] | None = None) -> None:
                "session_lifetime_ms": "the server's --unused-session-lifetime (its check runs twice as often)",
                "budget_args": "the server's budget, passed after --args (see app.py)",
                "chromium": "the Chromium executable",
-               "log_dir": "where the server logs go (default: a new temporary directory)"})
+               "log_dir": "where the server logs go (default: a new temporary directory)",
+               "hostile_base": ("the hostile phase (benchmarks.serving.hostile) against this git revision's code and "
+                                "this tree's, one after the other ('': no hostile phase)")})
     counts = [int(x) for x in args.sessions.split(",") if x.strip() and int(x) != 0]
     if counts and min(counts) < 1:
         raise SystemExit("--sessions wants positive numbers, e.g. 1,8,30 (or 0: only the page-speed phase)")
@@ -310,6 +318,8 @@ def _run_phases(args, counts: list[int], names: list[str], descriptions: dict[st
                 speed = page_speed(args, browser, log_dir)
                 print_page_speed(speed)
                 print(flush=True)
+            if args.hostile_base:
+                hostile(args, browser, log_dir)
             for n in counts:
                 soak = args.soak_seconds if n == max(counts) else 0.0
                 results.append(classroom(n, args, browser, names, descriptions, default_name, log_dir, soak))

@@ -58,9 +58,9 @@ def _living(processes) -> list[psutil.Process]:
 class Server:
     """``panel serve app.py`` in a subprocess on 127.0.0.1, its process tree and its log."""
 
-    def __init__(self, port: int, budget_args: list[str], lifetime_ms: int | None, log_path: Path):
+    def __init__(self, port: int, budget_args: list[str], lifetime_ms: int | None, log_path: Path, root: Path = ROOT):
         """``lifetime_ms``: the server's ``--unused-session-lifetime`` (checked twice as often); None keeps Bokeh's
-        defaults, as ``make serve`` does."""
+        defaults, as ``make serve`` does. ``root``: the code base served (another checkout, e.g. old code)."""
         self.port = port or _free_port()
         self.url = f"http://127.0.0.1:{self.port}/app"
         self.log_path = log_path
@@ -71,8 +71,8 @@ class Server:
                    "--allow-websocket-origin", f"127.0.0.1:{self.port}", "--liveness",
                    "--websocket-max-message-size", "104857600", "--setup", "serve_setup.py", *lifetimes,
                    "--args", *budget_args]
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.process = subprocess.Popen(command, cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT, env=env,
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(root)}  # its packages before installed ones
+        self.process = subprocess.Popen(command, cwd=root, stdout=self._log, stderr=subprocess.STDOUT, env=env,
                                         preexec_fn=_die_with_parent)
         self.pid = self.process.pid
         self.seen: set[int] = set()  # every pid of the server's tree ever seen

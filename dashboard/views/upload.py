@@ -11,8 +11,6 @@ a new upload).
 
 from __future__ import annotations
 
-import base64
-
 import param
 from panel.custom import JSComponent
 
@@ -52,8 +50,3 @@ class LimitedFileInput(JSComponent):
       el.appendChild(input)
     }
     """
-
-    @staticmethod
-    def contents(upload: dict) -> bytes:
-        """The bytes of an ``upload`` value."""
-        return base64.b64decode(upload["data"], validate=True)

@@ -22,8 +22,11 @@ workers and races together would exceed ``Budget.max_workers``; each race books
 ``Budget.run_bytes`` with the engine (``Engine.reserve`` under the key
 ``-owner``, beside the session's own run), so a race never takes memory that the
 sessions' runs hold. ``start`` refuses with the reason in ``message`` when
-the server is busy. ``stop()`` (a new race, Stop, the session's end) terminates
-the process at once.
+the server is busy. ``stop()`` (a new race, Stop, the session's end) returns at
+once: it terminates the process and gives back the race's place and booking
+(as ``Engine.release`` does a worker's: the process is ending), and a daemon
+thread waits for the process — killing it if SIGTERM did not end it within
+``STOP_SECONDS``, as for a stopped process — and then removes its stored runs.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from dataclasses import dataclass, field
 
 import samplers as registry
 from engine.config import RunConfig
-from engine.engine import Engine, ServerBusy, end_process
+from engine.engine import STOP_SECONDS, Engine, ServerBusy, end_process, in_background
 from engine.forkserver import start_forkserver
 from engine.uploads import format_bytes
 from engine.worker import describe, limit_memory, sample_at_low_priority
@@ -64,8 +67,6 @@ SEEDS = 5
 CHAINS = 4
 #: Most races one server process runs at once.
 MAX_RACES = 2
-#: How long ``stop`` waits for the process after each signal (seconds).
-STOP_SECONDS = 2.0
 
 #: The races running in this server process.
 _RUNNING: set[int] = set()
@@ -225,6 +226,7 @@ class Race:
         self._process = None
         self._connection = None
         self._results: str | None = None
+        self._reaper = None  # the thread that makes sure the last race's process is gone and removes its runs
         self._started = self._ended = 0.0
 
     @property
@@ -240,8 +242,15 @@ class Race:
 
     @property
     def results(self) -> str | None:
-        """The temporary directory of the race's stored runs (removed when it ends)."""
+        """The temporary directory of the race's stored runs (removed once its process is gone)."""
         return self._results
+
+    def wait_ended(self, timeout: float | None = None) -> bool:
+        """Wait until the last race's process is gone and its runs removed (scripts, tests; a page never waits):
+        True when they are, False after ``timeout`` seconds."""
+        if self._reaper is not None:
+            self._reaper.join(timeout)
+        return self._reaper is not None and not self._reaper.is_alive()
 
     def start(self, settings: RaceSettings) -> bool:
         """Stop the race that runs, then start one with ``settings``; False (and ``message`` says why) when the
@@ -288,27 +297,32 @@ class Race:
                 self.latest = payload
                 if kind == "finished":
                     self._end("finished")
-        except (EOFError, OSError):
+        except (EOFError, OSError):  # the process closed its end: it is ending (the wait is for its exit code)
             self._process.join(STOP_SECONDS)
             self._end("failed", f"the race's process ended without a result (exit code {self._process.exitcode})")
             taken += 1
         return taken
 
     def stop(self) -> None:
-        """Terminate the race that runs (nothing when none does)."""
+        """Terminate the race that runs (nothing when none does), without waiting for its process."""
         if self.state == "running":
             self._end("stopped")
 
     def _end(self, state: str, message: str = "") -> None:
-        """Make sure the process is gone (terminate, then kill), close the pipe, remove the stored runs and give back
-        the race's place and booking."""
+        """Close the pipe and give back the race's place and booking at once; in a daemon thread, make sure the
+        process is gone (at once terminated when stopped, else after ``STOP_SECONDS`` to end by itself; killed if
+        it outlives SIGTERM by as long) and remove its stored runs."""
         self.state, self.message, self._ended = state, message, time.monotonic()
-        process = self._process
-        process.join(0 if state == "stopped" else STOP_SECONDS)
-        end_process(process, STOP_SECONDS)
         self._connection.close()
-        shutil.rmtree(self._results, ignore_errors=True)
         self.engine.release(self.key)
         with _RUNNING_LOCK:
             _RUNNING.discard(self.key)
+        grace = 0.0 if state == "stopped" else STOP_SECONDS
+        self._reaper = in_background(_remove_when_gone, self._process, grace, self._results, name="race-reaper")
+
+
+def _remove_when_gone(process, grace: float, results: str) -> None:
+    """Make sure a race's ``process`` is gone (``end_process``), then remove its stored runs."""
+    end_process(process, grace, STOP_SECONDS)
+    shutil.rmtree(results, ignore_errors=True)
 
