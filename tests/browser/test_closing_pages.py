@@ -1,4 +1,4 @@
-"""Pages that close while their runs stream leave no traceback in the server's log (``dashboard.serving``).
+"""Pages that close while their runs stream leave no traceback in the server's log (``dashboard.closed_pages``).
 
 Each round opens two pages in one browser context, starts both runs and
 closes the context while the server writes their updates: before
