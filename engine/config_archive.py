@@ -31,7 +31,8 @@ import zipfile
 import numpy as np
 
 from .config import MAX_CONFIG_BYTES, RunConfig
-from .uploads import DEFAULT_LIMITS, MAX_NPZ_MEMBERS, ZIP_ERRORS, UploadLimits, _check_zip_directory, format_bytes
+from .uploads import (DEFAULT_LIMITS, MAX_NPZ_MEMBERS, ZIP_ERRORS, UploadLimits, _check_zip_directory, format_bytes,
+                      npy_header)
 
 #: Name of the archive's first entry, the configuration without its archived arrays.
 CONFIGURATION_ENTRY = "configuration.json"
@@ -39,8 +40,6 @@ CONFIGURATION_ENTRY = "configuration.json"
 MAX_INLINE_ELEMENTS = 10_000
 #: Sections of a configuration whose parameters may be archived arrays.
 SECTIONS = ("target_params", "sampler_params", "compare_params")
-#: Kinds of .npy dtype accepted: booleans, signed and unsigned integers, floats.
-_NUMERIC_KINDS = "biuf"
 
 
 def archived_arrays(config: RunConfig) -> list[tuple[str, str]]:
@@ -79,21 +78,6 @@ def _place(name: str) -> tuple[str, str]:
     return section, key
 
 
-def _array_header(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[tuple[int, ...], np.dtype]:
-    """Shape and dtype of an ``.npy`` entry from its header alone (decompresses its first few kilobytes)."""
-    with archive.open(info) as entry:
-        version = np.lib.format.read_magic(entry)
-        if version not in ((1, 0), (2, 0)):
-            raise ValueError(f"{info.filename} uses .npy format version {version}; only 1.0 and 2.0 are read")
-        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                       else np.lib.format.read_array_header_2_0)
-        shape, _, dtype = read_header(entry)
-    if dtype.kind not in _NUMERIC_KINDS or dtype.fields is not None or dtype.subdtype is not None:
-        raise ValueError(f"{info.filename} has dtype {dtype.str[:20]}; only numeric (bool, integer or float) "
-                         f"arrays are accepted")
-    return shape, dtype
-
-
 def config_from_archive(data: bytes, limits: UploadLimits = DEFAULT_LIMITS) -> RunConfig:
     """The configuration a configuration archive holds, checked (module docstring); ``ValueError`` if unusable."""
     try:
@@ -110,7 +94,7 @@ def config_from_archive(data: bytes, limits: UploadLimits = DEFAULT_LIMITS) -> R
                 raise ValueError(f"the archive's {CONFIGURATION_ENTRY} is {format_bytes(text.file_size)}; "
                                  f"the limit is {format_bytes(MAX_CONFIG_BYTES)}")
             config = RunConfig.from_json(archive.read(text), limits)  # checked before any array is read
-            headers = {_place(info.filename): (info, *_array_header(archive, info)) for info in entries}
+            headers = {_place(info.filename): (info, *npy_header(archive, info, info.filename)) for info in entries}
             size = sum(math.prod(shape) * max(dtype.itemsize, 8) for _, shape, dtype in headers.values())
             declared = sum(info.file_size for info in entries)
             if max(size, declared) > limits.decompressed_bytes:

@@ -251,26 +251,33 @@ def _check_zip_directory(filename: str, data: bytes) -> None:
                        f"the limit is {format_bytes(MAX_ZIP_DIRECTORY_BYTES)}")
 
 
-def _npy_shape(filename: str, archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
-               limits: UploadLimits) -> tuple[int, ...]:
-    """Shape of array ``name`` from its .npy header alone, refusing what is too large, odd-shaped or not numeric."""
-    with archive.open(info) as member:  # decompresses only the header's first few kilobytes
+def npy_header(archive: zipfile.ZipFile, info: zipfile.ZipInfo, label: str) -> tuple[tuple[int, ...], np.dtype]:
+    """Shape and dtype of an ``.npy`` entry from its header alone (decompresses only its first few kilobytes),
+    refusing (``ValueError`` naming ``label``) what is not a numeric array of .npy format 1.0 or 2.0."""
+    with archive.open(info) as member:
         try:
             version = np.lib.format.read_magic(member)
         except ValueError:
-            raise _Refused(f"{filename}: {name} is not a .npy array") from None
+            raise _Refused(f"{label} is not a .npy array") from None
         if version == (1, 0):
-            shape, fortran_order, dtype = np.lib.format.read_array_header_1_0(member)
+            shape, _, dtype = np.lib.format.read_array_header_1_0(member)
         elif version == (2, 0):
-            shape, fortran_order, dtype = np.lib.format.read_array_header_2_0(member)
+            shape, _, dtype = np.lib.format.read_array_header_2_0(member)
         else:
-            raise _Refused(f"{filename}: {name} uses .npy format version {version}; only 1.0 and 2.0 are read")
+            raise _Refused(f"{label} uses .npy format version {version}; only 1.0 and 2.0 are read")
     if dtype.hasobject:
-        raise _Refused(f"{filename}: {name} holds Python objects, which would need pickle to load; "
+        raise _Refused(f"{label} holds Python objects, which would need pickle to load; "
                        f"only numeric arrays are accepted")
     if dtype.kind not in _NUMERIC_KINDS or dtype.fields is not None or dtype.subdtype is not None:
-        raise _Refused(f"{filename}: {name} has dtype {excerpt(dtype.str, 20)}; "
+        raise _Refused(f"{label} has dtype {excerpt(dtype.str, 20)}; "
                        f"only numeric (bool, integer or float) arrays are accepted")
+    return shape, dtype
+
+
+def _npy_shape(filename: str, archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str,
+               limits: UploadLimits) -> tuple[int, ...]:
+    """Shape of array ``name`` from its .npy header alone, refusing what is too large, odd-shaped or not numeric."""
+    shape, dtype = npy_header(archive, info, f"{filename}: {name}")
     wanted = 2 if name == "J" else 1
     if len(shape) != wanted:
         raise _Refused(f"{filename}: {name} must be a {wanted}-D array; got {len(shape)} dimensions")
