@@ -7,6 +7,7 @@ the worker is the run its configuration describes.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import time
@@ -397,7 +398,7 @@ def test_learning_view_follows_lsb_and_freeze_now_stops_it():
         advance(app, 10)
         np.testing.assert_array_equal(balancing.curve_source.data["g"], frozen_curve)
         # the download records the requested settings and the frozen kernel, and loads back as the same run
-        record = json.loads(app.controls.sharing._config_file().read())
+        record = json.loads(asyncio.run(app.controls.sharing._config_file()).read())
         assert record["sampler_params"] == {"parametrization": "lsb1", "burn_in": 500}
         assert record["frozen"]["at_step"] == 60 and record["frozen"]["sampler_params"]["burn_in"] == 0
         assert set(record["frozen"]["sampler_params"]["theta"]) and RunConfig.from_dict(record).sampler == "lsb"
@@ -508,7 +509,7 @@ def test_upload_and_configuration_import(explorer):
     assert "tiny.uai" in controls.upload_note.object
     upload(controls.upload, "broken.uai", b"MARKOV\n2\n2 2\n1\n1 7\n")
     assert "line" in controls.runs.alert.object and explorer.client.info.dim == 6
-    exported = controls.sharing._config_file().read()
+    exported = asyncio.run(controls.sharing._config_file()).read().decode()
     upload(controls.sharing.import_config, "broken.json", b"{broken")
     assert "not valid JSON" in controls.runs.alert.object
     upload(controls.sharing.import_config, "run.json", exported.encode())
