@@ -82,7 +82,7 @@ CHASE_MS = 5000
 _LIVE: weakref.WeakSet = weakref.WeakSet()
 
 #: The projector's first screen: the state beside the run's lead view — what the run is about (``LiveView.leads``:
-#: the KL curves of an OPAD run), else its traces.
+#: the KL curves of an OPAD run, the balancing function an LSB run learns), else its traces.
 FIRST_SCREEN = (LatticeView, TraceView)
 #: How the first screen's two cards share its width: the state as wide as its picture (at most half), the lead
 #: view the rest.

@@ -1,7 +1,7 @@
 """The Race card: every sampler that applies races on the session's target, and the ranking streams in.
 
 *Race* starts the bake-off (``sweeps.bakeoff``) on the current run's target
-with a small budget, in a process of its own (``model.race``: one race per
+with a small budget, in a process of its own (``sweeps.bake_off.race``: one race per
 session, refused when the server is busy); *Stop*, a new race or the end of the
 session terminates it. At every flush of the page (``flush``) the card takes the
 newest ``RaceSnapshot`` and redraws, top down: a progress line (runs done of
@@ -33,7 +33,8 @@ from engine.comparison import SETTLED_RHAT
 from engine.numbers import number
 from engine.statistics import LABELS
 from samplers.diagnostics.verdicts import MIN_SEEDS
-from sweeps.bake_off.race import BUDGET, BUDGETS, TUNING_SHARE, Race, RaceSettings, RaceSnapshot, RankedRow
+from sweeps.bake_off.race import (BUDGET, BUDGETS, LARGEST, SECONDS_PER_RUN, TUNING_SHARE, Race, RaceSettings,
+                                  RaceSnapshot, RankedRow)
 
 from .plain import plain
 from .views.conventions import fit_axis_label, fit_title, key, log_ticks
@@ -60,7 +61,9 @@ def introduction(settings: RaceSettings) -> str:
     what = LABELS.get(settings.statistic, settings.statistic)
     larger = [number(budget) for budget in settings.raised()]
     raising = (f" If no sampler's chains settle on every seed, the race raises the budget itself "
-               f"(to {' and then '.join(larger)})." if larger else "")
+               f"(to {' and then '.join(larger)}), racing again only the samplers whose runs would take at most "
+               f"{number(SECONDS_PER_RUN)} CPU seconds at the larger budget (projected from the last one); the others "
+               "have lost at it." if larger else "")
     return (f"<p style='font-size:15px'>Every sampler that applies to the current target runs {settings.seeds} times "
             f"(independent seeds), {settings.chains} chains each, for {number(settings.budget)} target "
             f"{plain(settings.axis)} after a tuning burn-in budgeted at {TUNING_SHARE:.0%} of that (more for a sampler "
@@ -165,13 +168,18 @@ def verdict_sentence(latest: RaceSnapshot) -> str:
     elif latest.outcome == "no interval":
         said = f"{leader} ranks first, but there is no interval against {runner_up}: {_no_interval(latest)}."
     else:
-        largest = " — the largest budget a race runs here" if latest.budget >= BUDGETS[-1] else ""
+        largest = " — the largest budget a race runs here" if latest.budget >= LARGEST else ""
         said = (f"No sampler's chains settled (split-R̂ at most {SETTLED_RHAT}) on every seed within {budget}"
                 f"{largest}; the effective sample size of chains that have not settled measures nothing.")
     if latest.lost and latest.outcome != "nothing settled":
         names = ", ".join(f"{plain(name)} ({count} of {seeds} seeds)" for name, count, seeds in latest.lost)
         said += (f" Did not settle within the budget on some seeds, so lost at this budget ({len(latest.lost)}): "
                  f"{names}.")
+    if latest.out_of_time:
+        names = ", ".join(f"{plain(name)} (about {seconds:.0f} s)" for name, seconds in latest.out_of_time.items())
+        said += (f" Too slow to race at {number(latest.budget)} evaluations per run, so lost at this budget "
+                 f"({len(latest.out_of_time)}; a run would take more than the {number(SECONDS_PER_RUN)} CPU seconds "
+                 f"a raised race allows): {names}.")
     if latest.raised_from:
         said += (f" At {' and '.join(number(b) for b in latest.raised_from)} evaluations per run no sampler's "
                  f"chains settled, so the race raised the budget itself to {number(latest.budget)}.")

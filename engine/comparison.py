@@ -135,6 +135,10 @@ def summary(name: str, history: dict, axis: str, lags: np.ndarray, acf: np.ndarr
             f"steps/s), acceptance {number(acceptance)}, autocorrelation time {tau_text}", tau)
 
 
+#: Fewest draws in a trace's second half for its split-R̂.
+MIN_HALF_DRAWS = 8
+
+
 def unreadable(history: dict, axis: str, values: np.ndarray, tau: float, acceptance: float) -> str | None:
     """Why one sampler's autocorrelation time of ``values`` (``compared_values``) cannot be compared (``None`` when it
     can).
@@ -147,7 +151,10 @@ def unreadable(history: dict, axis: str, values: np.ndarray, tau: float, accepta
         return (f"accepts {accepted:.{SHOWN_DIGITS}%} of its moves (under {BARELY_MOVES:.0%}), so its trace is nearly "
                 "flat and says nothing about mixing")
     second_half = values[values.shape[0] // 2:].T
-    settled = round(rhat(second_half), SHOWN_DIGITS) if second_half.shape[1] >= 8 else float("nan")
+    if second_half.shape[1] < MIN_HALF_DRAWS:
+        return (f"has {second_half.shape[1]} draws in the second half of its trace, too few to tell whether its chains "
+                f"have settled (a split-R̂ needs {MIN_HALF_DRAWS})")
+    settled = round(rhat(second_half), SHOWN_DIGITS)
     if not settled <= SETTLED_RHAT:
         return (f"has not settled (split-R̂ {settled:.{SHOWN_DIGITS}f} over the second half, above {SETTLED_RHAT}: "
                 "still drifting, or its chains sit in different modes)")

@@ -91,6 +91,12 @@ def in_the_pages_words():
         raise
 
 
+def moves_per_step(sampler) -> int:
+    """Moves ``sampler`` makes a step while it learns: an LSB sampler's ``learning_moves`` (the authors' iteration
+    of two LSB2 moves, ``samplers.lsb.self_balancing``), one for every other sampler."""
+    return getattr(sampler, "learning_moves", 1)
+
+
 def _rates(value: float, steps: int, evals: int, seconds: float) -> dict:
     return {"per step": value / steps if steps else float("nan"),
             "per 1000 evaluations": 1000 * value / evals if evals else float("nan"),
@@ -327,6 +333,8 @@ class RunSession:
                        capabilities=self.capabilities, statistic=self.config.statistic,
                        opad_problem=self.opad_problem, companion=self.config.compare_sampler,
                        compare_axis=self.config.compare_axis, inputs=inputs,
+                       moves_per_step=(moves_per_step(self.sampler),
+                                       moves_per_step(self.companion.sampler) if self.companion else 1),
                        bvs=bvs, dag=dag, log_g=self._log_g() if self.capabilities.has_balancing_function else None,
                        hidden_units=target.n_hidden if target.registry_name == "rbm" else 0)
 

@@ -86,6 +86,9 @@ class RunInfo:
     opad_problem: str  # why OPAD is not tracked ('' when it is)
     companion: str = ""  # the comparison sampler's name ('' for none)
     compare_axis: str = "seconds"  # what both samplers get as much of: "seconds", "steps" or "evaluations"
+    #: moves per step of the sampler and of its comparison sampler while they learn (an LSB sampler's
+    #: ``learning_moves``; 1 for every sampler that makes one move a step)
+    moves_per_step: tuple[int, int] = (1, 1)
     log_g: np.ndarray | None = None  # the balancing function on ``session.LOG_T`` as built (locally balanced)
     inputs: dict = field(default_factory=dict)  # segmentation: "ground_truth" and "observation" images
     bvs: BvsInfo | None = None

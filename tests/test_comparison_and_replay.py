@@ -174,6 +174,23 @@ def test_comparison_view_names_the_magnetisation_of_a_cluster_sampler_as_its_siz
         app.close()
 
 
+@pytest.mark.parametrize(("learning_moves", "says"), [
+    (1, "both make one move a step, so as many moves"),
+    (2, "while it learns, lsb makes 2 moves a step and locally_balanced makes 1 move a step")])
+def test_equal_steps_say_what_they_mean_in_moves(learning_moves, says):
+    """The LSB Fig. 2 claim presets: at equal steps, LSB2 with one learning move a step makes as many moves as √t
+    (the "equal moves" preset); with the authors' two, the heading says it makes twice as many while it learns."""
+    app = make_explorer(RunConfig(target="ising_lattice", target_params={"size": 6}, sampler="lsb", n_chains=3,
+                                  sampler_params={"parametrization": "lsb2", "learning_moves": learning_moves},
+                                  compare_sampler="locally_balanced", compare_axis="steps"))
+    try:
+        assert app.client.info.moves_per_step == (learning_moves, 1)
+        heading = view(app, ComparisonView).heading.object
+        assert "at equal steps" in heading and says in heading
+    finally:
+        app.close()
+
+
 def ar1_buffer(rho: float, acceptance: float = 0.5, drift: float = 0.0, n_chains: int = 4, n_steps: int = 20_000,
                seed: int = 0) -> TraceBuffer:
     """A trace buffer of AR(1) energies with autocorrelation ρ^lag (τ = (1 + ρ)/(1 − ρ) steps), one step per
@@ -210,6 +227,9 @@ def test_the_comparison_names_the_faster_sampler_only_when_its_data_show_it(axis
     assert unreadable(settled, axis, energy, tau=3.0 * {"seconds": 1e-3}.get(axis, 1), acceptance=0.5) is None
     assert "too short to resolve" in unreadable(settled, axis, energy, tau=float("nan"), acceptance=0.5)
     assert "too short to resolve" in unreadable(settled, axis, energy, tau=3000.0, acceptance=0.5)
+    young = {key: column[:9] for key, column in settled.items()}  # 5 steps in: no split-R̂ yet, and no "nan" said
+    said = unreadable(young, axis, compared_values(young, "log_prob", fold=False), tau=3.0, acceptance=0.5)
+    assert "has 5 draws in the second half of its trace, too few to tell" in said and "nan" not in said
 
 
 @pytest.mark.parametrize("value, printed", [(1330.4, "1330"), (8430.0, "8430"), (12_345.6, "12,346"),

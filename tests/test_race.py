@@ -7,7 +7,9 @@ generous timeout, so nothing here depends on the machine's speed.
 from __future__ import annotations
 
 import math
+import multiprocessing
 import os
+import threading
 import time
 
 import pytest
@@ -89,6 +91,7 @@ def test_a_race_whose_budget_settles_no_sampler_raises_the_budget_itself_and_say
     race, taken = race_to_the_end(TOO_SMALL, owner=7)
     final = race.latest
     assert (final.budget, final.raised_from) == (TOO_SMALL.raised()[0], (TOO_SMALL.budget,))
+    assert final.out_of_time == {}  # both are quick: raced again
     assert taken == 2 * final.total + 1  # every run at both budgets, then the final snapshot
     assert final.winner == "swendsen_wang" and final.outcome == "wins"
     said = card.verdict_box(final)
@@ -96,6 +99,39 @@ def test_a_race_whose_budget_settles_no_sampler_raises_the_budget_itself_and_say
     assert (f"At {TOO_SMALL.budget} evaluations per run no sampler's chains settled, so the race raised the budget "
             f"itself to {raised}.") in said
     assert f"at {raised} evaluations per run" in card.progress(race)
+
+
+def test_a_raised_race_leaves_out_the_samplers_too_slow_for_the_larger_budget_and_says_they_lost(monkeypatch, tmp_path):
+    """When the race raises its budget, a sampler projected to take more than ``SECONDS_PER_RUN`` a run at the larger
+    budget is not raced at it: the final snapshot names it with its projection, the card says it lost there, and
+    the rows hold only the samplers raced. (The projection is planted: how fast a sampler runs is the machine's.)"""
+    settings = RaceSettings("ising1d", CHAIN, budget=100, samplers=("metropolis", "gibbs", "swendsen_wang"))
+    seen = []
+
+    def planted(result, budget):
+        seen.append((result.budget, budget, sorted(result.runs)))
+        return {"metropolis": 10 * model.SECONDS_PER_RUN, "gibbs": 0.5, "swendsen_wang": 0.5}
+
+    for name, replacement in (("projected_seconds", planted), ("limit_memory", lambda run_bytes: None),
+                              ("sample_at_low_priority", lambda: None)):
+        monkeypatch.setattr(model, name, replacement)  # run here, in this process: no limit, no lowered priority
+    mine, theirs = multiprocessing.Pipe(duplex=False)
+    racing = threading.Thread(target=model.run_race, args=(theirs, settings, str(tmp_path), 0), daemon=True)
+    racing.start()  # beside the reading here: the pipe holds only so much
+    messages = [mine.recv()]
+    while messages[-1][0] == "progress":
+        messages.append(mine.recv())
+    racing.join(WAIT)
+    kind, final = messages[-1]
+    assert kind == "finished" and seen == [(100, settings.raised()[0], ["gibbs", "metropolis", "swendsen_wang"])]
+    assert (final.budget, final.raised_from) == (settings.raised()[0], (100,))
+    assert final.out_of_time == {"metropolis": 10 * model.SECONDS_PER_RUN}
+    assert {row.sampler for row in final.rows} == {"gibbs", "swendsen_wang"} and final.total == 2 * settings.seeds
+    said = card.verdict_box(final)
+    assert (f"Too slow to race at {number(final.budget)} evaluations per run, so lost at this budget (1; a run would "
+            f"take more than the {number(model.SECONDS_PER_RUN)} CPU seconds a raised race allows): metropolis "
+            f"(about {10 * model.SECONDS_PER_RUN:.0f} s).") in said
+    assert all(snap.out_of_time == {} for kind, snap in messages if kind == "progress" and snap.budget == 100)
 
 
 def synthetic(*samplers_runs, budget: int = model.BUDGET) -> RaceSnapshot:

@@ -67,6 +67,10 @@ def learning_status(state: LearningState) -> str:
     return text
 
 
+#: Narrowest width of g(t)'s plot (px): its legend's two columns and the log axes' ticks fit.
+G_MIN_WIDTH = 250
+
+
 def _trace_figure(title: str, y_label: str, height: int = 170):
     fig = figure(height=height, sizing_mode="stretch_width", title=title, x_axis_label="step", y_axis_label=y_label,
                  x_range=count_range(), tools="pan,wheel_zoom,box_zoom,reset,hover")
@@ -94,30 +98,33 @@ class BalancingView(LiveView):
         self.weights_figure = self._with_marker(_trace_figure("LSB1 weights softmax(θ)", "weight", height=200))
         for column, color in zip(WEIGHT_COLUMNS, Category10_4):
             self.weights_figure.line("step", column, source=self.history_source, color=color, line_width=2,
-                                     legend_label=column[2:])
-        legend_outside(self.weights_figure)
+                                     legend_label=FORMULAS[column[2:]])
+        legend_outside(self.weights_figure, rows=2)
         self.freeze_button = pn.widgets.Button(label="Freeze now", color="warning", width=120)
         self.freeze_button.on_click(lambda event: self.client.freeze())
         self.status = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["learning-status"])
         self._learning_figures = [self.loss_figure, self.eta_figure, self.weights_figure]
         # g beside the learning traces, which go under it on a narrow screen
         self._layout = pn.FlexBox(
-            pn.pane.Bokeh(self.g_figure, width=480, height=360),
+            pn.pane.Bokeh(self.g_figure, sizing_mode="stretch_width", min_width=G_MIN_WIDTH,
+                          styles={"flex": f"1 1 {G_MIN_WIDTH}px"}),
             pn.Column(pn.Row(self.freeze_button, self.status, sizing_mode="stretch_width"),
                       *(pn.pane.Bokeh(fig, sizing_mode="stretch_width") for fig in self._learning_figures),
-                      sizing_mode="stretch_width", min_width=320, styles={"flex": "1 1 320px"}),
+                      sizing_mode="stretch_width", min_width=G_MIN_WIDTH, styles={"flex": f"1 1 {G_MIN_WIDTH}px"}),
             sizing_mode="stretch_width",
         )
 
     def _g_figure(self):
-        fig = figure(width=470, height=350, x_axis_type="log", y_axis_type="log", title="balancing function g(t)",
+        fig = figure(height=360, sizing_mode="stretch_width", min_width=G_MIN_WIDTH, x_axis_type="log",
+                     y_axis_type="log", title="balancing function g(t)",
                      x_axis_label="t", y_axis_label="g(t)", x_range=(1e-3, 1e3), y_range=(1e-3, 1e3),
                      tools="pan,wheel_zoom,box_zoom,reset,hover")
         for (name, log_g), color in zip(BALANCING.items(), Category10_4):
             fig.line(T, np.exp(log_g(LOG_T)), color=color, line_dash="dashed", line_width=1.5, alpha=0.8,
-                     legend_label=f"{name}: {FORMULAS[name]}")
+                     legend_label=FORMULAS[name])
         fig.line("t", "g", source=self.curve_source, color="black", line_width=3, legend_label="current g")
-        legend_outside(fig, "right")  # beside the plot: the legend never covers the learned curve
+        legend_outside(fig, rows=3)  # above the plot in two columns of formulas: it never covers the curves, and
+        # fits the narrowest plot (beside the state on the first screen of a 1000 px window)
         log_ticks(fig.xaxis, fig.yaxis)
         fig.toolbar.logo = None
         return fig
@@ -132,6 +139,11 @@ class BalancingView(LiveView):
     @classmethod
     def applies(cls, info: RunInfo) -> bool:
         return info.capabilities.has_balancing_function
+
+    @classmethod
+    def leads(cls, info: RunInfo) -> bool:
+        """A run that learns g is about the function it learns."""
+        return info.capabilities.learns_balancing
 
     def reconfigure(self, info: RunInfo) -> None:
         """Show the learning traces and controls only for a learning sampler; draw g as built."""

@@ -3,11 +3,11 @@
 When a run has a comparison sampler (``RunConfig.compare_sampler``), both
 advance in the run's worker for as much of the shared axis
 (``RunConfig.compare_axis``: compute seconds, steps or target evaluations;
-``model.comparison``). Left: the chains' mean of the run's statistic — the
+``engine.comparison``). Left: the chains' mean of the run's statistic — the
 energy E = −log p̃ when it is log p̃ — against that axis. Right: its
 autocorrelation against the lag on that axis, averaged over chains (Hamze &
 de Freitas, Figs. 2–4, in compute seconds); the magnetisation as |m| when
-either sampler is a cluster sampler (``model.comparison.folds``). A line of text gives steps,
+either sampler is a cluster sampler (``engine.comparison.folds``). A line of text gives steps,
 evaluations, compute, acceptance and the integrated autocorrelation time of
 each, and their ratio. Drawn from the ``ComparisonState`` the worker sends
 about once a second.
@@ -30,6 +30,18 @@ HEIGHT = 300
 PLOT_PIXELS = HEIGHT - 110
 #: Narrowest width of each figure (px): its title's lines fit (``conventions.TITLE_CHARS``).
 MIN_WIDTH = 320
+
+
+def moves_at_equal_steps(info: RunInfo) -> str:
+    """What equal steps mean in moves (``RunInfo.moves_per_step``): equal moves, or how many each makes a step while
+    it learns ("" on another axis)."""
+    if info.compare_axis != "steps":
+        return ""
+    (mine, theirs), names = info.moves_per_step, (info.sampler, info.companion)
+    if mine == theirs:
+        return f"; both make {mine if mine > 1 else 'one'} move{'s' if mine > 1 else ''} a step, so as many moves"
+    return "; while it learns, " + " and ".join(f"{name} makes {moves} move{'s' if moves > 1 else ''} a step"
+                                                  for name, moves in zip(names, (mine, theirs)))
 
 
 class ComparisonView(LiveView):
@@ -81,7 +93,7 @@ class ComparisonView(LiveView):
         self.acf_figure.xaxis.axis_label = f"lag ({axis})"
         why = f" Both are compared on {quantity}: a cluster move flips the sign of whole domains." if folded else ""
         self.heading.object = (f"<b>{info.sampler}</b> and <b>{info.companion}</b> at equal {axis}: each gets as "
-                               f"many {axis} as the other.{why}")
+                               f"many {axis} as the other{moves_at_equal_steps(info)}.{why}")
         self.status.object = ""
 
     def update(self, snapshot: Snapshot) -> None:

@@ -6,9 +6,18 @@ from, so it begins with the samplers imported and their kernels loaded — that
 runs the bake-off serially (``workers=0``) at a small budget (``RaceSettings``:
 ``BUDGET`` target evaluations per run, or another of ``BUDGETS``, ``SEEDS`` seeds × ``CHAINS`` chains). When
 no sampler's chains settled on every seed at that budget (``summary``'s "nothing settled": the race cannot
-answer its question), it races again at the next larger of ``BUDGETS``, up to the largest (the most a server
-spends on one race), and every snapshot says at which budget it was measured and which budgets were raised
-from. It runs at the lowest OS priority and within one run's memory (as a sampler worker:
+answer its question), it races again at the next larger budget (``RaceSettings.raised``: the larger of
+``BUDGETS``, then ``LARGEST``), and every snapshot says at which budget it was measured and which budgets were
+raised from. A raised race gives each run a time allowance (``SECONDS_PER_RUN``): a sampler whose runs at the
+last budget project (their CPU seconds per evaluation × the next budget, tuning included) to more than that is
+not raced again; it has lost at the larger budget, as a sampler whose chains did not settle has, and the
+snapshot names it with its projection (``RaceSnapshot.out_of_time``). So a race ends with a verdict on a target
+where only a cheap kernel settles. Measured on the default segmentation (2 partly shared cores): no sampler
+settles at 3,000, 10,000 or 30,000 evaluations (43, 107 and 287 s); at 100,000 GWG, FLSB, DMALA and PAS were
+projected at 24–33 CPU s a run and not raced, the 11 other kernels were (169 s), and Swendsen–Wang won: its
+chains settled on every seed, no other kernel's did (606 s in all). The allowance is CPU time on this server,
+so which samplers are raced at a raised budget depends on the machine; the snapshot says which were not, and
+why. It runs at the lowest OS priority and within one run's memory (as a sampler worker:
 ``worker.sample_at_low_priority``, an address-space limit of its start-up size
 plus ``Budget.run_bytes``), its stored runs in a temporary directory that is
 removed when the race ends. After each run the process sends the bake-off so far
@@ -50,7 +59,8 @@ from sweeps.bake_off import SUBSPACE, bakeoff, fixed_weight
 from sweeps.bake_off.summary import NOTHING_SETTLED, RANKED_BY
 from sweeps.bake_off.task import TUNING_SHARE, variants
 
-__all__ = ["BUDGET", "BUDGETS", "TUNING_SHARE", "Race", "RaceSettings", "RaceSnapshot", "RankedRow"]
+__all__ = ["BUDGET", "BUDGETS", "LARGEST", "SECONDS_PER_RUN", "TUNING_SHARE", "Race", "RaceSettings", "RaceSnapshot",
+           "RankedRow"]
 
 #: Target evaluations of each measured run (after a tuning burn-in of a fifth more). Measured headless on 2 shared
 #: cores: the 1-D Ising chain's race (OPAD Fig. 1 preset) took 13 CPU s and Swendsen–Wang won, the RBM digits' 14 s
@@ -59,6 +69,11 @@ BUDGET = 3000
 #: The budgets a page offers: the default, and more for chains that have not settled in it (a race takes
 #: about as many times longer).
 BUDGETS = (BUDGET, 10_000, 30_000)
+#: The budget a race raises itself to after the largest of ``BUDGETS`` (not offered: started there, the gradient
+#: samplers alone would take over 20 minutes of a core on the default segmentation).
+LARGEST = 100_000
+#: CPU seconds a run of a raised race may be projected to take (module docstring).
+SECONDS_PER_RUN = 20.0
 #: The axis the budget is counted on: target evaluations count the same on every machine.
 AXIS = "evaluations"
 #: Independent seeds of every sampler: the fewest the strict verdict accepts (``samplers.diagnostics.verdicts``).
@@ -90,7 +105,7 @@ class RaceSettings:
 
     def raised(self) -> tuple[int, ...]:
         """The budgets a race raises to, in turn, while no sampler settles (module docstring)."""
-        return tuple(budget for budget in BUDGETS if budget > self.budget)
+        return tuple(budget for budget in (*BUDGETS, LARGEST) if budget > self.budget)
 
     @classmethod
     def of(cls, config: RunConfig, budget: int = BUDGET) -> RaceSettings:
@@ -121,7 +136,8 @@ class RaceSnapshot:
     The verdict's fields are "" (and NaN) with fewer than two samplers; ``ratio`` is the leader's ESS rate over the
     runner-up's, per seed (geometric mean, low, high of the 95 % interval; NaN where there is none: ``ratio_seeds``
     seeds shared, ``unknown_seeds`` of them without a finite ratio); ``lost``: (sampler, seeds its chains did not
-    settle on, its seeds) of the samplers that lost by not settling."""
+    settle on, its seeds) of the samplers that lost by not settling; ``out_of_time``: sampler → the CPU seconds a run
+    at this budget was projected to take, of the samplers not raced at it for taking over ``SECONDS_PER_RUN``."""
 
     target: str
     dim: int
@@ -144,13 +160,16 @@ class RaceSnapshot:
     skipped: dict[str, str]
     failed: dict[str, str]
     finished: bool
+    out_of_time: dict[str, float] = field(default_factory=dict)
 
 
-def snapshot(result, settings: RaceSettings, finished: bool, raised_from: tuple[int, ...] = ()) -> RaceSnapshot:
-    """A ``RaceSnapshot`` of a ``BakeoffResult`` measured at ``result.budget`` after ``raised_from``. The total counts
-    every kernel (``task.variants``) of every sampler that was not skipped, ``seeds`` times. A page races every
-    sampler that applies, so a fixed-Hamming-weight sampler's reason is said without the library's advice of how
-    to name it."""
+def snapshot(result, settings: RaceSettings, finished: bool, raised_from: tuple[int, ...] = (),
+             out_of_time: dict[str, float] | None = None, skipped_before: dict[str, str] | None = None) -> RaceSnapshot:
+    """A ``RaceSnapshot`` of a ``BakeoffResult`` measured at ``result.budget`` after ``raised_from``, with the samplers
+    not raced at it for time (``out_of_time``) and those the first budget skipped (``skipped_before``). The total
+    counts every kernel (``task.variants``) of every sampler that was raced at this budget, ``seeds`` times. A page
+    races every sampler that applies, so a fixed-Hamming-weight sampler's reason is said without the library's
+    advice of how to name it."""
     measure = RANKED_BY[result.axis]
     rows = tuple(RankedRow(str(name), str(row["setting"]), int(row["seeds"]), int(row["ESS not usable"]),
                            int(row["ESS a lower bound"]),
@@ -167,9 +186,21 @@ def snapshot(result, settings: RaceSettings, finished: bool, raised_from: tuple[
         judged = (said.headline, said.outcome, said.leader, said.runner_up, said.runner_up_lost,
                   (evidence.centre, evidence.low, evidence.high), evidence.n,
                   sum(not (math.isfinite(v) and v > 0) for v in evidence.values), said.unsettled)
-    skipped = {name: SUBSPACE if fixed_weight(name) else reason for name, reason in result.skipped.items()}
+    skipped = {name: SUBSPACE if fixed_weight(name) else reason
+               for name, reason in {**(skipped_before or {}), **result.skipped}.items()}
     return RaceSnapshot(result.target_name, result.dim, measure, rows, done, total, int(result.budget), raised_from,
-                        result.winner, *judged, skipped, dict(result.failed), finished)
+                        result.winner, *judged, skipped, dict(result.failed), finished, dict(out_of_time or {}))
+
+
+def projected_seconds(result, budget: float) -> dict[str, float]:
+    """Sampler → the CPU seconds its slowest run of ``result`` projects to at ``budget`` evaluations: its seconds per
+    measured evaluation × ``budget`` × (1 + the tuning share)."""
+    projected: dict[str, float] = {}
+    for runs in result.runs.values():
+        for run in runs:
+            seconds = run.seconds / run.used * budget * (1 + TUNING_SHARE) if run.used else math.inf
+            projected[run.sampler] = max(projected.get(run.sampler, 0.0), seconds)
+    return projected
 
 
 def run_race(connection, settings: RaceSettings, results: str, run_bytes: int) -> None:
@@ -180,16 +211,25 @@ def run_race(connection, settings: RaceSettings, results: str, run_bytes: int) -
     limit_memory(run_bytes)
     sample_at_low_priority()
     try:
-        budgets, raised_from = (settings.budget, *settings.raised()), ()
-        for budget in budgets:
-            at = dataclasses.replace(settings, budget=budget)
+        budgets, raised_from, out_of_time, skipped = (settings.budget, *settings.raised()), (), {}, {}
+        at = settings
+        for budget, larger in zip(budgets, (*budgets[1:], None)):
+            at = dataclasses.replace(at, budget=budget)
+            context = (raised_from, out_of_time, skipped)
             result = bakeoff(at.build_target(), at.samplers, at.budget, at.axis, at.seeds, chains=at.chains,
                              statistic=at.statistic, seed=at.seed, results=results, workers=0, progress=False,
-                             on_result=functools.partial(_progress, connection, settings, raised_from))
-            if budget == budgets[-1] or result.verdict is None or result.verdict.outcome != NOTHING_SETTLED:
+                             on_result=functools.partial(_progress, connection, at, context))
+            if larger is None or result.verdict is None or result.verdict.outcome != NOTHING_SETTLED:
                 break
-            raised_from += (budget,)
-        connection.send(("finished", snapshot(result, settings, True, raised_from)))
+            projected = projected_seconds(result, larger)
+            raced = tuple(name for name, seconds in projected.items() if seconds <= SECONDS_PER_RUN)
+            out_of_time = {**{name: seconds * larger / budget for name, seconds in out_of_time.items()},
+                           **{name: seconds for name, seconds in projected.items() if name not in raced}}
+            if not raced:
+                break
+            raised_from, skipped = raised_from + (budget,), {**skipped, **result.skipped}
+            at = dataclasses.replace(at, samplers=raced)
+        connection.send(("finished", snapshot(result, at, True, *context)))
     except MemoryError:
         _say(connection, ("failed", f"the race exceeded its memory limit ({format_bytes(run_bytes)})"))
     except Exception as error:  # noqa: BLE001 — the page says why; the server goes on
@@ -198,9 +238,10 @@ def run_race(connection, settings: RaceSettings, results: str, run_bytes: int) -
         connection.close()
 
 
-def _progress(connection, settings: RaceSettings, raised_from: tuple[int, ...], partial) -> None:
-    """Send the bake-off so far (``bakeoff``'s ``on_result``)."""
-    connection.send(("progress", snapshot(partial, settings, False, raised_from)))
+def _progress(connection, settings: RaceSettings, context: tuple, partial) -> None:
+    """Send the bake-off so far (``bakeoff``'s ``on_result``; ``context``: ``snapshot``'s arguments after
+    ``finished``)."""
+    connection.send(("progress", snapshot(partial, settings, False, *context)))
 
 
 def _say(connection, message: tuple) -> None:

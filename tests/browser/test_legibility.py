@@ -11,7 +11,7 @@ probabilities, KL divergences and ratios read as powers of ten), no raw TeX in a
 (``RAW_TEX``: "\\beta", "e^{", "x_{" in the page's visible text, shadow roots included, or in a plot's
 title, axis labels and legend), a colour key beside every image, and the state and the run's lead
 view beside it (``explorer.Explorer.lead``: its traces, or what the run is about — the KL curves of an OPAD
-run) within the first screen, without scrolling. Every defect of every preset is
+run, the balancing function an LSB run learns) within the first screen, without scrolling. Every defect of every preset is
 collected, then reported together.
 """
 
