@@ -103,6 +103,10 @@ class RaceSettings:
     samplers: str | tuple[str, ...] = "all"
     seed: int = 0
 
+    def names(self) -> tuple[str, ...]:
+        """The samplers it races, skipped ones included: every registered one for ``"all"``."""
+        return tuple(registry.available()) if self.samplers == "all" else tuple(self.samplers)
+
     def raised(self) -> tuple[int, ...]:
         """The budgets a race raises to, in turn, while no sampler settles (module docstring)."""
         return tuple(budget for budget in (*BUDGETS, LARGEST) if budget > self.budget)
@@ -175,8 +179,7 @@ def snapshot(result, settings: RaceSettings, finished: bool, raised_from: tuple[
                            int(row["ESS a lower bound"]),
                            float(row[measure]), float(row[f"{measure} low"]), float(row[f"{measure} high"]))
                  for name, row in result.table.iterrows())
-    names = registry.available() if settings.samplers == "all" else settings.samplers
-    total = settings.seeds * sum(len(variants(name)) for name in names if name not in result.skipped)
+    total = settings.seeds * sum(len(variants(name)) for name in settings.names() if name not in result.skipped)
     done = sum(len(runs) for runs in result.runs.values()) + len(result.failed)
     said = result.verdict
     if said is None:
@@ -222,7 +225,9 @@ def run_race(connection, settings: RaceSettings, results: str, run_bytes: int) -
             if larger is None or result.verdict is None or result.verdict.outcome != NOTHING_SETTLED:
                 break
             projected = projected_seconds(result, larger)
-            raced = tuple(name for name, seconds in projected.items() if seconds <= SECONDS_PER_RUN)
+            # a sampler with no measured run (every run failed) is raced again, and its failures said again
+            raced = tuple(name for name in at.names() if name not in result.skipped
+                          and projected.get(name, 0.0) <= SECONDS_PER_RUN)
             out_of_time = {**{name: seconds * larger / budget for name, seconds in out_of_time.items()},
                            **{name: seconds for name, seconds in projected.items() if name not in raced}}
             if not raced:
