@@ -1,7 +1,7 @@
 """The explorer: one session's run client, its controls and live views, and the periodic flush.
 
 ``create_app()`` builds an ``Explorer`` for the current session (server or
-notebook). The session's sampler runs in a worker (``model.engine``): a
+notebook). The session's sampler runs in a worker (``engine.engine``): a
 process of its own when served, a thread of this process in a notebook (or
 wherever ``in_process=True``). One periodic callback per session
 (``refresh_ms``, default 100 ms, lengthened by ``fair_period`` when many
@@ -360,7 +360,7 @@ class Explorer(pn.viewable.Viewer):
         self._fair_period()
 
     def follow_in_url(self, location) -> None:
-        """Keep the page URL's ``?run=`` query on the run shown (``model.links``), so the URL is a link to it."""
+        """Keep the page URL's ``?run=`` query on the run shown (``engine.links``), so the URL is a link to it."""
         def show(event=None) -> None:
             config = self.client.config
             query = link_query(config) if config is not None else None
@@ -412,7 +412,7 @@ def link_refusal(step: str, reason: str) -> str:
 
 
 def open_link(query: str | bytes, engine: Engine | None = None, **params) -> Explorer:
-    """An ``Explorer`` of the run a page's ``?run=`` query carries (``model.links``). Whichever layer refuses the
+    """An ``Explorer`` of the run a page's ``?run=`` query carries (``engine.links``). Whichever layer refuses the
     link — it cannot be read, it is over the server's budget, its worker cannot build it — the page shows the
     default run, and why."""
     engine = engine or Engine(in_process=True)

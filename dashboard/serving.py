@@ -1,6 +1,6 @@
 """Set-up of the dashboard's web server before it starts: long links reach the app, and the server starts warm.
 
-A page's address carries its run (``?run=``, ``model.links``), and the
+A page's address carries its run (``?run=``, ``engine.links``), and the
 page's websocket handshake carries it once more, inside Bokeh's session
 token. Tornado reads at most 64 kB of a request's head by default and drops
 a longer one without an answer, so a link of some tens of kB gave a blank

@@ -2,7 +2,7 @@
 
 ``RunClient`` is what the controls and the explorer talk to (model code, no
 Panel import). ``apply(config)`` checks the configuration against the
-server's budget before anything is allocated (``model.budget``), books its
+server's budget before anything is allocated (``engine.budget``), books its
 memory with the engine and sends it to the session's worker, which builds it
 and answers with a ``RunInfo`` (then ``info`` and ``config`` change) or with
 the reason it refused (then ``error`` says why, and the previous run goes

@@ -150,7 +150,7 @@ class Engine:
         self._workers: dict[int, WorkerHandle] = {}
         self._reapers: list[threading.Thread] = []  # threads making sure stopped workers are gone (``shutdown``)
         # The forkserver starts now (unless a served dashboard's warm-up started it already, ``dashboard.serving``)
-        # and preloads beside the server, rather than in the first session's request (``model.forkserver``).
+        # and preloads beside the server, rather than in the first session's request (``engine.forkserver``).
         self._context = None if in_process else start_forkserver()
 
     # -- the ledger ----------------------------------------------------------------------------------------

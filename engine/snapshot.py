@@ -202,7 +202,7 @@ class TemperingState:
 
 @dataclass(frozen=True)
 class ComparisonState:
-    """The run's sampler and its comparison sampler at an equal share of one axis (see ``model.comparison``)."""
+    """The run's sampler and its comparison sampler at an equal share of one axis (see ``engine.comparison``)."""
 
     trace: tuple[dict, dict]  # per sampler: "x" (the shared axis) and "y" (the chains' mean; energy for log p̃)
     acf: tuple[dict, dict]  # per sampler: "lag" (in the shared axis) and "acf"

@@ -17,7 +17,7 @@ its block's sites and fills those it flipped; a path's sites are numbered discs
 in the order it flips them, and so are the walks of an intracluster move, in
 the slow-motion colours (``lattice.WALK_COLOURS``, named as the lattice card
 names them). Sites are named as the picture shows them (a lattice site by its
-(row, column); ``model.images.site_name``). The text gives the move's
+(row, column); ``engine.images.site_name``). The text gives the move's
 probability (a block's, a path's, the walks' log f of Eq. 3), the reverse
 move's, the target ratio and the acceptance probability with the outcome; a
 block move is Gibbs sampling, always accepted, so its text says which block was
@@ -259,7 +259,7 @@ class InspectorView(LiveView):
         self.text.object = "Step the run (or Start it) to see its moves."
 
     def _name_site(self, site: int) -> str:
-        """A site named as the picture shows it (``model.images.site_name``)."""
+        """A site named as the picture shows it (``engine.images.site_name``)."""
         info = self._info
         return site_name(site, info.image_shape, info.image_positions, info.image_axes)
 

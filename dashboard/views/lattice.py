@@ -7,7 +7,7 @@ with hidden units in the state (Gabor) as its visible image beside its hidden
 units (each block titled under it), an RBM whose hidden units are summed out
 as its visible image beside what they say of it, p(h_j = 1 | v) (the chain's
 hidden units drawn from it would be on with these probabilities), other targets as a
-near-square grid of their bits (row-major; see ``model.images``). For the
+near-square grid of their bits (row-major; see ``engine.images``). For the
 segmentation target the ground-truth object and the noisy observation are
 drawn small (``INPUT_SIDE``), side by side under the state, so that the state,
 both inputs and their colour key (which names the observation's grey scale
