@@ -13,7 +13,11 @@ a preset, a file, Reset) gets views built afresh, and the race card too, so
 that a page after any sequence of clicks reads as a fresh page opened on the
 same run (``tests/test_history.py`` walks every preset to check it); only
 the cards that apply to it show (a card is built and sent to the page the
-first time it applies). A view is built when its run arrives with its card
+first time it applies). A served page builds a new run's views one at a time,
+``BUILD_GAP_MS`` apart (the state's first, then the lead view), and takes no
+snapshot until all are built, so that no other session's click waits for a
+whole page of views; each view reaches its card with one recomputation of
+the page's Bokeh models. A view is built when its run arrives with its card
 open, or when its card is opened (a card that starts closed, such as the
 inspector's), and the claims table, the race (``race``: the sampler bake-off
 on the session's target, in a process of its own, its ranking taken at every
@@ -40,7 +44,7 @@ from engine.budget import check
 from engine.client import RunClient
 from engine.config import RunConfig
 from engine.engine import Engine
-from engine.links import config_from_link, link_query
+from engine.links import LONG_LINK_ARG, config_from_link, link_query, too_long
 
 from .catalogue import Catalogue
 from .claims import ClaimsCard
@@ -78,6 +82,9 @@ LOAD_WINDOW_SECONDS = 2.0
 ANSWER_MS = 40
 CHASE_STEP_MS = 80
 CHASE_MS = 5000
+#: Pause between the builds of a new run's views (ms): longer than ``ANSWER_MS``, so that a click of another
+#: session is answered between two builds (one view costs the server 0.1–0.7 s), not after all of them.
+BUILD_GAP_MS = 50
 #: The live explorers of this process, whose flushes share the server.
 _LIVE: weakref.WeakSet = weakref.WeakSet()
 
@@ -161,6 +168,7 @@ class Explorer(pn.viewable.Viewer):
         self._link_pending = from_link
         self.controls = Controls(client=self.client)
         self.views: dict[type, LiveView] = {}  # built the first time they apply to a run
+        self._unbuilt: list[type] = []  # the views of the run shown still to build, in order (``_build_next``)
         # the views' cards: the first screen's now, every other one when it first applies to a run, and below the
         # first screen only those that apply to the run shown (a card that would hold nothing is neither built
         # nor sent: a quarter of a new page's models and of the server's time to make it)
@@ -217,9 +225,13 @@ class Explorer(pn.viewable.Viewer):
         """A new run (Apply, a preset, a file, Reset): every view is built afresh for it, so that the page reads
         as a fresh page opened on that run, whatever the session showed before (no axis range, legend, text or
         widget value of an earlier run survives); a closed card's view waits until it is opened, so a page's
-        first load holds fewer models."""
+        first load holds fewer models. A served page builds them one per turn of the server's event loop
+        (``_build_next``: the state's first, then the lead view), so that no other session waits for a whole
+        page of views."""
         info = event.new
-        with pn.io.hold():
+        lead = next((kind for kind in VIEWS if kind.applies(info) and kind.leads(info)), TraceView)
+        due = []
+        with pn.io.hold(freeze=True):  # one recomputation of the document's models, not one per card
             self.waiting.visible = False
             for kind in VIEWS:
                 applies = kind.applies(info)
@@ -233,15 +245,42 @@ class Explorer(pn.viewable.Viewer):
                 if stale is not None:
                     stale.close()
                 if applies and not card.collapsed:
-                    self._build(kind, info)
+                    due.append(kind)
                 elif applies and stale is not None:  # closed, and empty until opened, as on a fresh page (a card
                     card[:] = []  # leaving the page is left as it is: the browser drops its view in this change)
-            self._place_lead(next((kind for kind in VIEWS if kind.applies(info) and kind.leads(info)), TraceView))
+            self._place_lead(lead)
             if self.race_card is not None:  # a race of the run shown before: a fresh page has none
                 self.race_card.close()
                 self.race_card = None
                 self._build_race()
-        if self.collector is not None:
+            due.sort(key=lambda kind: (kind is not LatticeView, kind is not lead))
+            self._unbuilt = due
+        if not self._served():
+            while self._unbuilt:
+                self._build_next()
+        elif self._unbuilt:
+            self._document.add_timeout_callback(self._build_next, BUILD_GAP_MS)
+        elif self.collector is not None:
+            self.collector.views_built()
+
+    def _served(self) -> bool:
+        """Whether the explorer is a server's session (its flushes share the server's event loop)."""
+        return self._document is not None and self._document.session_context is not None
+
+    def _build_next(self) -> None:
+        """Build the first view still due for the run shown (if its card still shows open), and the next one
+        ``BUILD_GAP_MS`` later: the other sessions' clicks are answered in between. The page takes no snapshot
+        meanwhile (``flush``), so every view draws the run from its first snapshot."""
+        if not self._unbuilt or self._callback is None and self._served():
+            return
+        kind = self._unbuilt.pop(0)
+        card = self.cards[kind]
+        if kind not in self.views and card.visible and not card.collapsed:
+            self._build(kind, self.client.info)
+        if self._unbuilt:
+            if self._served():
+                self._document.add_timeout_callback(self._build_next, BUILD_GAP_MS)
+        elif self.collector is not None:
             self.collector.views_built()
 
     def _place_lead(self, lead: type) -> None:
@@ -269,11 +308,13 @@ class Explorer(pn.viewable.Viewer):
 
     def _build(self, kind: type, info) -> None:
         """Build the view of ``kind`` for a run, fit it and only then put it in its card, without the glyphs it
-        never uses, so that its models reach the page once and as they stay."""
-        view = self.views[kind] = kind(client=self.client)
-        view.reconfigure(info)  # a view may place its figures here
-        without_unused_glyphs(view)
-        self.cards[kind][:] = [view]
+        never uses, so that its models reach the page once and as they stay; the page's models are recomputed once,
+        when the view is in its card (Bokeh recomputes a frozen document's models when it thaws)."""
+        with pn.io.hold(freeze=True):
+            view = self.views[kind] = kind(client=self.client)
+            view.reconfigure(info)  # a view may place its figures here
+            without_unused_glyphs(view)
+            self.cards[kind][:] = [view]
 
     def _on_card_toggled(self, kind: type, is_open: bool) -> None:
         if is_open and kind not in self.views and self.cards[kind].visible and self.client.info is not None:
@@ -341,8 +382,10 @@ class Explorer(pn.viewable.Viewer):
 
     def flush(self) -> None:
         """Move what the worker sent since the last flush into the views."""
+        if self._unbuilt:
+            return  # the views of a new run are being built (``_build_next``): what the worker sent waits for them
         started = time.perf_counter()
-        with pn.io.hold():
+        with pn.io.hold():  # not frozen: Bokeh recomputes a frozen document's models when it thaws, changed or not
             snapshots = self.client.poll()
             shown = [view for kind, view in self.views.items() if self.cards[kind].visible]
             for snapshot in snapshots:
@@ -427,12 +470,25 @@ def open_link(query: str | bytes, engine: Engine | None = None, **params) -> Exp
     return Explorer(config, engine, from_link=True, **params)
 
 
-def _default_run(message: str, engine: Engine, **params) -> Explorer:
+def _default_run(message: str, engine: Engine | None, **params) -> Explorer:
     """An ``Explorer`` of the default run that says ``message`` (unless the default was refused too: server busy)."""
     explorer = Explorer(None, engine, **params)
     if explorer.client.building:
         explorer.client.error = message
     return explorer
+
+
+def page_explorer(arguments: dict, engine: Engine | None = None, **params) -> Explorer:
+    """The ``Explorer`` a page's address asks for (``arguments``: its query, as Bokeh gives it): its link's run
+    (``open_link``); the default run and why, when the server sent the page on from a link too long to read
+    (``dashboard.serving.LongLinkGuard``); else the default run."""
+    link, long_link = arguments.get("run"), arguments.get(LONG_LINK_ARG)
+    if link:
+        return open_link(link[0], engine, **params)
+    if long_link:
+        return _default_run(link_refusal("read", too_long(long_link[0].decode("ascii", "replace"))), engine,
+                            **params)
+    return Explorer(None, engine, **params)
 
 
 def create_app(config: RunConfig | None = None, engine: Engine | None = None, **params) -> Explorer:
@@ -444,8 +500,8 @@ def create_app(config: RunConfig | None = None, engine: Engine | None = None, **
     """
     document = pn.state.curdoc
     served = document is not None and document.session_context is not None
-    link = pn.state.session_args.get("run") if served and config is None else None
-    explorer = open_link(link[0], engine, **params) if link else Explorer(config, engine, **params)
+    arguments = pn.state.session_args if served and config is None else {}
+    explorer = page_explorer(arguments, engine, **params) if arguments else Explorer(config, engine, **params)
     if served:
         quiet_closed_pages()
         explorer.follow_in_url(pn.state.location)

@@ -8,8 +8,13 @@ page and one of 100 kB the browser's "This page isn't working": the app's
 own check (``MAX_LINK_CHARS``) never ran. ``allow_long_links()`` raises
 Tornado's limit above any address a browser sends (Chromium's longest is
 2 MB), so that every link reaches the app, which refuses one too long with
-its own message. ``make serve`` calls it through ``serve_setup.py``
-(``panel serve --setup``); servers started from Python call it first.
+its own message. It also puts ``LongLinkGuard`` in front of the app: a
+request whose link is longer than a link is read (``engine.links``) gets a
+redirect to the app's address that carries only the link's length, so no
+page is built around 2 MB of query (that cost every other session 1.2 s);
+the page it leads to shows the default run and why. ``make serve`` calls it
+through ``serve_setup.py`` (``panel serve --setup``); servers started from
+Python call it first.
 
 ``warm_up()`` does, once and before the server accepts a connection, what
 the first session would otherwise do in its own request, on the server's
@@ -45,7 +50,10 @@ import gc
 import logging
 import time
 
+from tornado import httputil
 from tornado.httpserver import HTTPServer
+
+from engine.links import long_link_redirect
 
 #: Longest address a browser sends (Chromium's limit, bytes).
 MAX_BROWSER_URL_BYTES = 2 * 2**20
@@ -54,9 +62,48 @@ MAX_BROWSER_URL_BYTES = 2 * 2**20
 MAX_HEADER_BYTES = 4 * MAX_BROWSER_URL_BYTES
 
 
+class LongLinkGuard(httputil.HTTPMessageDelegate):
+    """One request on its way to the app: one whose link is too long to read is answered here with a redirect
+    (``engine.links.long_link_redirect``) as soon as its head has arrived; every other goes on to ``app``."""
+
+    def __init__(self, app: httputil.HTTPMessageDelegate, connection: httputil.HTTPConnection):
+        self.app = app
+        self.connection = connection
+        self.answered = False
+
+    def headers_received(self, start_line, headers):
+        location = long_link_redirect(start_line.path) if start_line.method == "GET" else None
+        if location is None:
+            return self.app.headers_received(start_line, headers)
+        self.answered = True
+        self.connection.write_headers(httputil.ResponseStartLine("HTTP/1.1", 303, "See Other"),
+                                      httputil.HTTPHeaders({"Location": location, "Content-Length": "0"}))
+        self.connection.finish()
+        return None
+
+    def data_received(self, chunk: bytes):
+        return None if self.answered else self.app.data_received(chunk)
+
+    def finish(self) -> None:
+        if not self.answered:
+            self.app.finish()
+
+    def on_connection_close(self) -> None:
+        if not self.answered:
+            self.app.on_connection_close()
+
+
+class GuardedHTTPServer(HTTPServer):
+    """Tornado's HTTP server with every request passing ``LongLinkGuard`` first."""
+
+    def start_request(self, server_conn, request_conn) -> httputil.HTTPMessageDelegate:
+        return LongLinkGuard(super().start_request(server_conn, request_conn), request_conn)
+
+
 def allow_long_links() -> None:
-    """Let every HTTP server made from now on in this process read request heads of ``MAX_HEADER_BYTES``."""
-    HTTPServer.configure(None, max_header_size=MAX_HEADER_BYTES)
+    """Let every HTTP server made from now on in this process read request heads of ``MAX_HEADER_BYTES``, and
+    answer a link too long to read with a redirect (``LongLinkGuard``)."""
+    HTTPServer.configure(GuardedHTTPServer, max_header_size=MAX_HEADER_BYTES)
 
 
 #: Longest wait for the warm-up's run (seconds): its worker waits for the forkserver, which compiles the samplers'

@@ -1,0 +1,236 @@
+"""No session's work holds the server's event loop for a whole page (issue 41, the inputs still over a second).
+
+A served page builds a new run's views one at a time, a pause apart, and
+takes no snapshot until they are all built; the sidebar and every view
+thaw the page's document once, not once per form or card (Bokeh recomputes
+a document's every model at each thaw); a link too long to read is answered
+with a redirect before any page is built around it. All structural: nothing
+is timed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import urllib.error
+import urllib.request
+
+import panel as pn
+import pytest
+from bokeh.document import Document
+from tornado import web
+from tornado.httpserver import HTTPServer
+from tornado.ioloop import IOLoop
+
+from dashboard.explorer import BUILD_GAP_MS, VIEWS, Explorer, page_explorer
+from dashboard.serving import GuardedHTTPServer, allow_long_links
+from dashboard.views.lattice import LatticeView
+from engine.config import RunConfig
+from engine.links import LONG_LINK_ARG, MAX_LINK_CHARS, long_link_redirect, too_long
+from tests.explorer_driver import built, make_explorer, settle
+
+
+class RunningFlush:
+    """A stand-in for the session's periodic flush: running, at the default period."""
+
+    period = Explorer.refresh_ms
+
+    def stop(self) -> None:
+        pass
+
+
+class ServedDocument:
+    """What a served explorer asks of its Bokeh document: a session, and callbacks it keeps to run by hand."""
+
+    session_context = object()
+
+    def __init__(self):
+        self.timeouts: list[tuple] = []
+
+    def add_timeout_callback(self, callback, delay_ms: int) -> None:
+        self.timeouts.append((callback, delay_ms))
+
+
+def served(app: Explorer) -> ServedDocument:
+    """Make ``app`` act as a served session (its flush running), its event-loop callbacks kept in the result."""
+    document = ServedDocument()
+    app._document, app._callback = document, RunningFlush()
+    return document
+
+
+def builds(app: Explorer, document: ServedDocument) -> list[tuple]:
+    """The view builds ``app`` asked its event loop for (taken: the page's other callbacks are left)."""
+    taken = [(callback, delay_ms) for callback, delay_ms in document.timeouts if callback == app._build_next]
+    document.timeouts = [entry for entry in document.timeouts if entry not in taken]
+    return taken
+
+
+
+
+def test_a_served_page_builds_a_new_runs_views_one_at_a_time_and_takes_no_snapshot_meanwhile():
+    app = make_explorer(RunConfig())
+    offline = set(app.views)
+    document = served(app)
+    assert app.client.apply(RunConfig(seed=4))
+    settle(app, lambda: built(app.client) and app.client.config.seed == 4)
+    assert not app.views, "a view was built in the flush that brought the run"
+    polls = []
+    poll = app.client.poll
+    app.client.poll = lambda: polls.append(1) or poll()
+    built_in_order = []
+    while pending := builds(app, document):
+        [(callback, delay_ms)] = pending
+        assert delay_ms == BUILD_GAP_MS
+        app.flush()  # between two builds: the page waits for its views before it takes what the worker sent
+        assert polls == []
+        before = set(app.views)
+        callback()
+        assert len(set(app.views) - before) == 1, "not one view per turn of the event loop"
+        built_in_order += sorted(set(app.views) - before, key=VIEWS.index)
+    assert built_in_order[0] is LatticeView and built_in_order[1] is app.lead
+    assert set(app.views) == offline  # the views a page built at once has
+    app.client.step(1)
+    settle(app, lambda: app.client.status.n_steps >= 1)  # and now the snapshots reach them
+    assert polls
+    app.close()
+
+
+def test_a_closed_card_is_not_built_and_a_card_opened_meanwhile_is_built_once():
+    app = make_explorer(RunConfig())
+    document = served(app)
+    assert app.client.apply(RunConfig(seed=5))
+    settle(app, lambda: built(app.client) and app.client.config.seed == 5)
+    pending = list(app._unbuilt)
+    closing, opening = pending[-1], pending[-2]
+    app.cards[closing].collapsed = True
+    app.cards[opening].collapsed = True
+    app.cards[opening].collapsed = False  # opened by hand: built now
+    assert opening in app.views
+    opened = app.views[opening]
+    while pending := builds(app, document):
+        pending[0][0]()
+    assert closing not in app.views and app.views[opening] is opened
+    app.close()
+
+
+def recomputations(document: Document, monkeypatch) -> list:
+    """Every recomputation of ``document``'s models from now on."""
+    counted = []
+    recompute = document.models.recompute
+
+    def counting():
+        counted.append(1)
+        recompute()
+
+    monkeypatch.setattr(document.models, "recompute", counting)
+    return counted
+
+
+@pytest.fixture
+def page(monkeypatch):
+    """An explorer of the default run in a Bokeh document, as a page holds it, and that document as current."""
+    app = make_explorer(RunConfig())
+    document = Document()
+    app.template().server_doc(document)
+    monkeypatch.setattr(pn.state, "curdoc", document)
+    yield app, document
+    app.close()
+
+
+def test_the_sidebar_shows_a_configuration_with_one_recomputation_of_the_page(page, monkeypatch):
+    app, document = page
+    counted = recomputations(document, monkeypatch)
+    app.controls.show_config(RunConfig(target="boltzmann", sampler="gibbs", n_chains=3))
+    assert app.controls.target.value == "boltzmann"
+    assert len(counted) == 1
+
+
+def test_a_view_reaches_its_card_with_one_recomputation_of_the_page(page, monkeypatch):
+    app, document = page
+    counted = recomputations(document, monkeypatch)
+    app._build(LatticeView, app.client.info)
+    assert len(counted) == 1
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("run=" + "A" * 100_000, f"/app?{LONG_LINK_ARG}=100000"),
+    ("x=1&run=" + "A" * (MAX_LINK_CHARS + 1) + "&y=" + "B" * 3 * MAX_LINK_CHARS,
+     f"/app?{LONG_LINK_ARG}={MAX_LINK_CHARS + 1}"),
+    ("run=" + "A" * MAX_LINK_CHARS + "&y=" + "B" * 3 * MAX_LINK_CHARS, None),  # a run a link may have
+    ("run=" + "A" * 100, None),
+    ("y=" + "B" * 100_000, None),  # long, but no run: the app's to judge
+])
+def test_only_a_run_longer_than_a_link_is_read_is_sent_on(query, expected):
+    assert long_link_redirect(f"/app?{query}") == expected
+
+
+def test_a_page_sent_on_from_a_long_link_says_why_as_a_link_read_by_the_app_does():
+    assert too_long("2000000") == f"the link's run is 2,000,000 characters long; at most {MAX_LINK_CHARS:,} are read"
+    assert "<" not in too_long("<b>x</b>") and "x" not in too_long("<b>x</b>")  # not a number: not repeated
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_the_server_answers_a_long_link_with_a_redirect_before_the_app_sees_it():
+    seen: list[int] = []
+
+    class App(web.RequestHandler):
+        def get(self):
+            seen.append(len(self.request.uri))
+            self.write("page")
+
+    port = _free_port()
+    ready = threading.Event()
+    state = {}
+
+    def serve():
+        asyncio.set_event_loop(asyncio.new_event_loop())
+        loop = IOLoop.current()
+        allow_long_links()
+        try:
+            server = HTTPServer(web.Application([(r"/app", App)]))
+        finally:
+            HTTPServer.configure(None)
+        state.update(loop=loop, server=server)
+        server.listen(port, "127.0.0.1")
+        ready.set()
+        loop.start()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    ready.wait(30)
+    try:
+        assert isinstance(state["server"], GuardedHTTPServer)
+
+        class NoRedirect(urllib.request.HTTPRedirectHandler):
+            def redirect_request(self, *args, **kwargs):
+                return None
+
+        opener = urllib.request.build_opener(NoRedirect)
+        with pytest.raises(urllib.error.HTTPError) as answer:
+            opener.open(f"http://127.0.0.1:{port}/app?run={'A' * 500_000}", timeout=60)
+        assert answer.value.code == 303
+        assert answer.value.headers["Location"] == f"/app?{LONG_LINK_ARG}=500000"
+        assert seen == []
+        with opener.open(f"http://127.0.0.1:{port}/app?run={'A' * 100}", timeout=60) as response:
+            assert response.read() == b"page"
+        assert len(seen) == 1
+    finally:
+        state["loop"].add_callback(state["loop"].stop)
+        thread.join(30)
+
+
+def test_the_page_a_long_link_is_sent_on_to_shows_the_default_run_and_why():
+    app = page_explorer({LONG_LINK_ARG: [b"2000000"]})
+    try:
+        assert app.client.error.startswith("This link's run could not be read: the link's run is 2,000,000 characters")
+        assert app.client.error.endswith("Here is the default run instead.")
+        settle(app, lambda: built(app.client))
+        assert app.client.config.target == RunConfig().target
+    finally:
+        app.close()
