@@ -275,13 +275,15 @@ class Explorer(pn.viewable.Viewer):
             return
         kind = self._unbuilt.pop(0)
         card = self.cards[kind]
-        if kind not in self.views and card.visible and not card.collapsed:
-            self._build(kind, self.client.info)
-        if self._unbuilt:
-            if self._served():
-                self._document.add_timeout_callback(self._build_next, BUILD_GAP_MS)
-        elif self.collector is not None:
-            self.collector.views_built()
+        try:
+            if kind not in self.views and card.visible and not card.collapsed:
+                self._build(kind, self.client.info)
+        finally:  # a view that failed to build (logged by the server) leaves the others and the flush going
+            if self._unbuilt:
+                if self._served():
+                    self._document.add_timeout_callback(self._build_next, BUILD_GAP_MS)
+            elif self.collector is not None:
+                self.collector.views_built()
 
     def _place_lead(self, lead: type) -> None:
         """Put the card of ``lead`` beside the state on the first screen, and every other card that shows below,

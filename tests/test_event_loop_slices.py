@@ -11,6 +11,7 @@ is timed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
 import urllib.error
@@ -26,6 +27,7 @@ from tornado.ioloop import IOLoop
 from dashboard.explorer import BUILD_GAP_MS, VIEWS, Explorer, page_explorer
 from dashboard.serving import GuardedHTTPServer, allow_long_links
 from dashboard.views.lattice import LatticeView
+from dashboard.views.traces import TraceView
 from engine.config import RunConfig
 from engine.links import LONG_LINK_ARG, MAX_LINK_CHARS, long_link_redirect, too_long
 from tests.explorer_driver import built, make_explorer, settle
@@ -111,6 +113,26 @@ def test_a_closed_card_is_not_built_and_a_card_opened_meanwhile_is_built_once():
     while pending := builds(app, document):
         pending[0][0]()
     assert closing not in app.views and app.views[opening] is opened
+    app.close()
+
+
+def test_a_view_that_fails_to_build_leaves_the_others_and_the_flush_going(monkeypatch):
+    app = make_explorer(RunConfig())
+    document = served(app)
+
+    def failing(self, info):
+        raise RuntimeError("planted")
+
+    monkeypatch.setattr(LatticeView, "reconfigure", failing)
+    assert app.client.apply(RunConfig(seed=6))
+    settle(app, lambda: built(app.client) and app.client.config.seed == 6)
+    while pending := builds(app, document):
+        with pytest.raises(RuntimeError, match="planted") if not app.views and app._unbuilt[0] is LatticeView \
+                else contextlib.nullcontext():
+            pending[0][0]()
+    assert not app._unbuilt and TraceView in app.views  # built after the one that failed
+    app.client.step(1)
+    settle(app, lambda: app.client.status.n_steps >= 1)
     app.close()
 
 
