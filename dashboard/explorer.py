@@ -83,7 +83,7 @@ ANSWER_MS = 40
 CHASE_STEP_MS = 80
 CHASE_MS = 5000
 #: Pause between the builds of a new run's views (ms): longer than ``ANSWER_MS``, so that a click of another
-#: session is answered between two builds (one view costs the server 0.1–0.7 s), not after all of them.
+#: session is answered between two builds (one view cost a served 2-core machine 0.1–1.1 s), not after all.
 BUILD_GAP_MS = 50
 #: The live explorers of this process, whose flushes share the server.
 _LIVE: weakref.WeakSet = weakref.WeakSet()
@@ -364,7 +364,7 @@ class Explorer(pn.viewable.Viewer):
         ``CHASE_STEP_MS``) while the client is still ``awaiting``, for up to
         ``CHASE_MS`` (the refresh period of a busy server may be seconds).
         """
-        if self._document is not None and self._document.session_context is not None:
+        if self._served():
             self._document.add_timeout_callback(lambda: self._chase(ANSWER_MS, 0), ANSWER_MS)
 
     def _chase(self, delay_ms: int, waited_ms: int) -> None:
