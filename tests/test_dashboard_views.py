@@ -14,9 +14,11 @@ import time
 from types import SimpleNamespace
 
 import numpy as np
+import panel as pn
 import param
 import pytest
-from bokeh.models import ColorBar
+from bokeh.document import Document
+from bokeh.models import ColorBar, GlyphRenderer, Plot
 
 import targets
 from dashboard.preset_picker import CUSTOM_RUN, DEFAULT_RUN, NOT_LOADED
@@ -64,6 +66,12 @@ def headless_states(config: RunConfig, n: int) -> np.ndarray:
     for _ in range(n):
         sampler.step(record=False)
     return sampler.states
+
+
+def figures_shown(live_view) -> list[str]:
+    """The titles of the figures a view's layout holds and shows, in order."""
+    panes = live_view.__panel__().select(pn.pane.Bokeh)
+    return [pane.object.title.text for pane in panes if pane.visible and pane.object.visible]
 
 
 @pytest.fixture
@@ -312,7 +320,8 @@ def test_views_that_do_not_apply_are_hidden(explorer):
     assert card(explorer, BalancingView).visible
     applied(explorer, RunConfig(target="ising1d", sampler="metropolis", statistic="log_prob"))
     assert not card(explorer, BalancingView).visible
-    assert not view(explorer, TraceView)._statistic_figure.visible  # statistic is log p̃ itself: one trace plot
+    traces = view(explorer, TraceView)  # the statistic is log p̃ itself: one trace plot
+    assert traces._statistic_figure is None and len(figures_shown(traces)) == 1
 
 
 def test_many_sessions_refresh_less_often_so_the_server_keeps_time_for_clicks():
@@ -349,6 +358,21 @@ def test_views_are_built_only_when_a_run_needs_them(explorer):
     assert len(explorer.catalogue) == 1 and "Tabulator" in repr(explorer.catalogue[0])
 
 
+@pytest.mark.parametrize("name", list(load_presets()))
+def test_a_page_holds_no_figure_or_line_it_does_not_show(name):
+    """Every figure and glyph of a preset's page shows: none is made hidden for a run that never draws it (each
+    figure is some forty models the server builds and sends and the browser lays out)."""
+    app = explorer_for(load_presets()[name].run_config())
+    try:
+        with pn.io.hold():  # no document events: only the models are wanted
+            root = pn.panel(app).get_root(Document())
+        hidden = [f"{type(model).__name__} {getattr(getattr(model, 'title', None), 'text', '')}"
+                  for model in root.references() if isinstance(model, (Plot, GlyphRenderer)) and not model.visible]
+        assert hidden == [], name
+    finally:
+        app.close()
+
+
 def test_a_new_run_gets_views_of_its_own_and_the_old_ones_let_go(explorer):
     old_lattice, old_traces = view(explorer, LatticeView), view(explorer, TraceView)
     config = RunConfig(target="ising_lattice", target_params={"size": 6}, n_chains=2, sampler="gibbs",
@@ -358,7 +382,7 @@ def test_a_new_run_gets_views_of_its_own_and_the_old_ones_let_go(explorer):
     assert lattice is not old_lattice and traces is not old_traces
     assert old_lattice._client_watchers == []  # a slow-motion move of the new run never reaches the old view
     assert lattice._state.glyph.dw == 6 and len(lattice._figures) == 1
-    assert [r.visible for r in traces.chain_lines[0]] == [True, True, False, False]  # two chains drawn singly
+    assert [r.visible for r in traces.chain_lines[0]] == [True, True]  # two chains drawn singly
     advance(explorer, 3)
     np.testing.assert_array_equal(lattice._state.source.data["image"][0],
                                   headless_states(config, 3)[0].reshape(6, 6))
@@ -370,7 +394,7 @@ def test_balancing_view_draws_the_samplers_function(explorer):
     data = balancing.curve_source.data
     np.testing.assert_allclose(data["g"], np.sqrt(data["t"]), rtol=1e-12)
     # a fixed function: no learning traces or controls
-    assert not any(fig.visible for fig in (balancing.loss_figure, balancing.eta_figure, balancing.weights_figure))
+    assert figures_shown(balancing) == ["balancing function g(t)"]
     assert not balancing.freeze_button.visible
 
 
@@ -378,7 +402,8 @@ def test_learning_view_follows_lsb_and_freeze_now_stops_it():
     app = make_explorer(sampler="lsb", sampler_params={"parametrization": "lsb1", "burn_in": 500}, n_chains=4)
     try:
         balancing = view(app, BalancingView)
-        assert balancing.loss_figure.visible and balancing.eta_figure.visible and balancing.weights_figure.visible
+        assert figures_shown(balancing) == ["balancing function g(t)", "objective L̂ (Eq. 5)", "η",
+                                            "LSB1 weights softmax(θ)"]
         advance(app, 30)
         settle(app, lambda: len(balancing.history_source.data["step"]) == 30)
         first_curve = np.array(balancing.curve_source.data["g"])
@@ -412,7 +437,7 @@ def test_keep_adapting_shows_a_warning_and_lsb2_has_no_weights_panel():
         balancing = view(app, BalancingView)
         advance(app, 5)
         settle(app, lambda: "adaptive MCMC" in balancing.status.object)
-        assert balancing.loss_figure.visible and not balancing.weights_figure.visible
+        assert figures_shown(balancing) == ["balancing function g(t)", "objective L̂ (Eq. 5)", "η"]
         assert np.all(np.isnan(balancing.history_source.data["w_sqrt"]))
     finally:
         app.close()
@@ -577,9 +602,8 @@ def test_kl_view_draws_every_chain_and_the_band_of_the_three_approximations():
         assert "MCMC/OPAD" in kl.status.object
         applied(app, RunConfig(target="ising_segmentation", target_params={"size": 6}, sampler="metropolis",
                                statistic="log_prob"))
-        kl = view(app, KLView)  # the new run's own view
-        assert not kl.figure.visible and "d = 36" in kl.status.object
-        assert list(kl.line_sources["mcmc"].data["y"]) == []
+        kl = view(app, KLView)  # the new run's own view: why there is no curve, and no figure
+        assert figures_shown(kl) == [] and "d = 36" in kl.status.object
     finally:
         app.close()
 
@@ -632,7 +656,8 @@ def test_dag_view_draws_the_current_graph_and_edge_probability_heatmaps():
         pairs = target.edge_pairs
         assert [b == "black" for b in heat["border"]] == list(target.true_adjacency[pairs[:, 0], pairs[:, 1]] == 1)
         assert np.all((np.asarray(heat["exact"]) >= 0) & (np.asarray(heat["exact"]) <= 1))
-        assert all(fig.visible for fig in dag.heat_figures)
+        assert figures_shown(dag) == ["DAG of the chain shown", *(fig.title.text for fig in dag.heat_figures)]
+        assert len(dag.heat_figures) == 4
         assert dag.caption.visible and "black outline: an edge of the true graph" in dag.caption.object
     finally:
         app.close()
@@ -812,6 +837,7 @@ def kl_snapshot(mcmc: float, opad: float, opad_plus: float) -> OpadSnapshot:
 @pytest.mark.parametrize("ends", [(0.03903, 0.0001459, 0.000001271), (0.07, 0.004, 0.0)])
 def test_the_kl_text_prints_the_ends_of_the_pooled_curves_it_draws_and_their_ratios(ends):
     kl = KLView()
+    kl.reconfigure(SimpleNamespace(opad_tracked=True, opad_problem=""))  # all the view reads of a tracked run
     snapshot = kl_snapshot(*ends)
     kl.draw(snapshot)
     text = kl.status.object

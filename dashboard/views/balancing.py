@@ -91,28 +91,33 @@ class BalancingView(LiveView):
         self.history_source = ColumnDataSource(history_columns({"step": np.zeros(0)}))
         self.g_figure = self._g_figure()
         self.frozen_markers = []
+        self.loss_figure = self.eta_figure = self.weights_figure = None  # made for a learning run (``reconfigure``)
+        self.freeze_button = pn.widgets.Button(label="Freeze now", color="warning", width=120, visible=False)
+        self.freeze_button.on_click(lambda event: self.client.freeze())
+        self.status = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["learning-status"], visible=False)
+        self._learning = pn.Column(pn.Row(self.freeze_button, self.status, sizing_mode="stretch_width"),
+                                   sizing_mode="stretch_width", min_width=G_MIN_WIDTH,
+                                   styles={"flex": f"1 1 {G_MIN_WIDTH}px"})
+        # g beside the learning traces, which go under it on a narrow screen
+        self._layout = pn.FlexBox(
+            pn.pane.Bokeh(self.g_figure, sizing_mode="stretch_width", min_width=G_MIN_WIDTH,
+                          styles={"flex": f"1 1 {G_MIN_WIDTH}px"}),
+            self._learning, sizing_mode="stretch_width")
+
+    def _learning_figures(self, lsb1: bool) -> list:
+        """The traces of a learning run: its objective and η, and for LSB1 the mixture's weights."""
         self.loss_figure = self._with_marker(_trace_figure("objective L̂ (Eq. 5)", "L̂"))
         self.loss_figure.line("step", "loss", source=self.history_source, color="black")
         self.eta_figure = self._with_marker(_trace_figure("η", "η"))
         self.eta_figure.line("step", "eta", source=self.history_source, color="teal")
+        if not lsb1:
+            return [self.loss_figure, self.eta_figure]
         self.weights_figure = self._with_marker(_trace_figure("LSB1 weights softmax(θ)", "weight", height=200))
         for column, color in zip(WEIGHT_COLUMNS, Category10_4):
             self.weights_figure.line("step", column, source=self.history_source, color=color, line_width=2,
                                      legend_label=FORMULAS[column[2:]])
         legend_outside(self.weights_figure, rows=2)
-        self.freeze_button = pn.widgets.Button(label="Freeze now", color="warning", width=120)
-        self.freeze_button.on_click(lambda event: self.client.freeze())
-        self.status = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["learning-status"])
-        self._learning_figures = [self.loss_figure, self.eta_figure, self.weights_figure]
-        # g beside the learning traces, which go under it on a narrow screen
-        self._layout = pn.FlexBox(
-            pn.pane.Bokeh(self.g_figure, sizing_mode="stretch_width", min_width=G_MIN_WIDTH,
-                          styles={"flex": f"1 1 {G_MIN_WIDTH}px"}),
-            pn.Column(pn.Row(self.freeze_button, self.status, sizing_mode="stretch_width"),
-                      *(pn.pane.Bokeh(fig, sizing_mode="stretch_width") for fig in self._learning_figures),
-                      sizing_mode="stretch_width", min_width=G_MIN_WIDTH, styles={"flex": f"1 1 {G_MIN_WIDTH}px"}),
-            sizing_mode="stretch_width",
-        )
+        return [self.loss_figure, self.eta_figure, self.weights_figure]
 
     def _g_figure(self):
         fig = figure(height=360, sizing_mode="stretch_width", min_width=G_MIN_WIDTH, x_axis_type="log",
@@ -146,16 +151,13 @@ class BalancingView(LiveView):
         return info.capabilities.learns_balancing
 
     def reconfigure(self, info: RunInfo) -> None:
-        """Show the learning traces and controls only for a learning sampler; draw g as built."""
+        """Make the learning traces and controls for a learning sampler only; draw g as built."""
         learns = info.capabilities.learns_balancing
         self.freeze_button.visible = self.status.visible = learns
-        self.loss_figure.visible = self.eta_figure.visible = learns
-        self.weights_figure.visible = learns and info.capabilities.parametrization == "lsb1"
-        self.history_source.data = history_columns({"step": np.zeros(0)})
-        for marker in self.frozen_markers:
-            marker.visible = False
+        if learns:
+            figures = self._learning_figures(lsb1=info.capabilities.parametrization == "lsb1")
+            self._learning.extend(pn.pane.Bokeh(fig, sizing_mode="stretch_width") for fig in figures)
         self.curve_source.data = plain({"t": T, "g": np.exp(info.log_g)})
-        self.status.object = ""
 
     def update(self, snapshot: Snapshot) -> None:
         """Redraw g and the learning traces when the worker sent a new learning state."""

@@ -86,7 +86,8 @@ class LiveView(pn.viewable.Viewer):
         return False
 
     def reconfigure(self, info: RunInfo) -> None:
-        """Clear and fit the figures to a new run."""
+        """Fit the view to its run (called once: every run has views of its own). A figure the run never shows
+        is not made: each is some forty Bokeh models the server builds and sends, and the browser lays out."""
         raise TypeError(f"{type(self).__name__} must implement reconfigure")
 
     def update(self, snapshot: Snapshot) -> None:

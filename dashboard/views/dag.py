@@ -78,18 +78,16 @@ class DagView(LiveView):
         self.heat_source = ColumnDataSource({"parent": [], "child": [], "border": [],
                                              **{kind: [] for kind in SERIES}})
         self.mapper = LinearColorMapper(palette=PALETTE, low=0.0, high=1.0, nan_color="#eeeeee")
-        self.heat_figures = [self._heat_figure(kind, colour_bar=column == 1)
-                             for kind, column in zip(SERIES, (0, 1, 0, 1))]
+        self.heat_figures = []  # made for a run whose estimates are tracked (``reconfigure``)
         self.status = pn.pane.HTML("", sizing_mode="stretch_width")
         # as wide as the heatmaps' grid, not stretched: the grid stays beside the graph
         self.caption = pn.pane.HTML(TRUE_EDGE_CAPTION, width=2 * HEAT_SIDE + COLOUR_BAR_PIXELS,
                                     css_classes=["true-edges"], visible=False)
+        self._heatmaps = pn.Column(self.caption)
         self._layout = pn.Column(
             self.status,
             pn.FlexBox(pn.pane.Bokeh(self.graph_figure),  # the grid goes under the graph on narrow screens
-                       pn.Column(pn.GridBox(*(pn.pane.Bokeh(fig) for fig in self.heat_figures), ncols=2),
-                                 self.caption),
-                       sizing_mode="stretch_width"),
+                       self._heatmaps, sizing_mode="stretch_width"),
             sizing_mode="stretch_width")
         self._info: RunInfo | None = None
         self._positions = np.zeros((0, 2))
@@ -133,10 +131,13 @@ class DagView(LiveView):
                                         "name": list(dag.node_names)})
         self.edge_source.data = edge_columns(np.zeros((0, 0)), self._positions)
         names = list(dag.node_names)
-        for fig in self.heat_figures:
-            fig.x_range.factors = names
-            fig.y_range.factors = names[::-1]
-            fig.visible = info.opad_tracked
+        if info.opad_tracked:
+            self.heat_figures = [self._heat_figure(kind, colour_bar=column == 1)
+                                 for kind, column in zip(SERIES, (0, 1, 0, 1))]
+            for fig in self.heat_figures:
+                fig.x_range.factors = names
+                fig.y_range.factors = names[::-1]
+            self._heatmaps.insert(0, pn.GridBox(*(pn.pane.Bokeh(fig) for fig in self.heat_figures), ncols=2))
         self.heat_source.data = plain(heat_columns(dag, {}))
         self.caption.visible = info.opad_tracked and dag.true_adjacency is not None
         self.status.object = ("Edge probabilities appear after the first steps (exact values by enumerating "

@@ -107,45 +107,48 @@ class KLView(LiveView):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.figure = figure(height=380, sizing_mode="stretch_width", x_axis_type="log", y_axis_type="log",
-                             x_axis_label="iterations (steps per chain)", y_axis_label="KL(P‖π)",
-                             tools="pan,wheel_zoom,box_zoom,reset,save")
-        fit_title(self.figure, "KL(P‖π) against iterations")
-        self.figure.toolbar.logo = None
+        self.figure = None  # made for a run whose approximations are tracked (``reconfigure``)
+        self.status = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["kl-status"])
+        self._layout = pn.Column(self.status, sizing_mode="stretch_width")
+
+    def _kl_figure(self):
+        """The KL curves' figure, its sources kept by kind of approximation."""
+        fig = figure(height=380, sizing_mode="stretch_width", x_axis_type="log", y_axis_type="log",
+                     x_axis_label="iterations (steps per chain)", y_axis_label="KL(P‖π)",
+                     tools="pan,wheel_zoom,box_zoom,reset,save")
+        fit_title(fig, "KL(P‖π) against iterations")
+        fig.toolbar.logo = None
         self.line_sources = {kind: ColumnDataSource({"x": [], "y": []}) for kind in KINDS}
         self.band_sources = {kind: ColumnDataSource(band(np.zeros(0), np.zeros((0, 2)))) for kind in KINDS}
         self.pooled_sources = {kind: ColumnDataSource(pooled(np.zeros(0), np.zeros((0, 1)))) for kind in KINDS}
         means = {}
         for kind in KINDS:
             color = COLORS[kind]
-            self.figure.line("x", "y", source=self.line_sources[kind], color=color, alpha=0.15, line_width=1)
-            self.figure.varea("step", "lower", "upper", source=self.band_sources[kind], color=color, alpha=0.15)
-            means[kind] = self.figure.line("step", "mean", source=self.band_sources[kind], color=color, line_width=2,
-                                           line_dash="dashed")
+            fig.line("x", "y", source=self.line_sources[kind], color=color, alpha=0.15, line_width=1)
+            fig.varea("step", "lower", "upper", source=self.band_sources[kind], color=color, alpha=0.15)
+            means[kind] = fig.line("step", "mean", source=self.band_sources[kind], color=color, line_width=2,
+                                   line_dash="dashed")
         # the pooled curves over everything; in the legend one colour per approximation, its pooled curve and its
         # chains' mean (the key above the plot says which line is which): one row, narrow enough for half a page
-        items = [LegendItem(label=SHORT[kind], renderers=[self.figure.line(
+        items = [LegendItem(label=SHORT[kind], renderers=[fig.line(
             "step", "kl", source=self.pooled_sources[kind], color=COLORS[kind], line_width=3.5), means[kind]])
             for kind in KINDS]
-        self.figure.add_layout(Legend(items=items))
-        legend_outside(self.figure, rows=1)
-        log_ticks(self.figure.xaxis, self.figure.yaxis)
-        self.status = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["kl-status"])
-        self.key = pn.pane.HTML(KEY, sizing_mode="stretch_width", css_classes=["kl-key"])
-        self._layout = pn.Column(self.status, self.key, pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"),
-                                 sizing_mode="stretch_width")
+        fig.add_layout(Legend(items=items))
+        legend_outside(fig, rows=1)
+        log_ticks(fig.xaxis, fig.yaxis)
+        return fig
 
     def reconfigure(self, info: RunInfo) -> None:
-        """Empty curves; without OPAD tracking, say why instead (the card always shows)."""
-        for kind in KINDS:
-            self.line_sources[kind].data = {"x": [], "y": []}
-            self.band_sources[kind].data = band(np.zeros(0), np.zeros((0, 2)))
-            self.pooled_sources[kind].data = pooled(np.zeros(0), np.zeros((0, 1)))
-        self.figure.visible = self.key.visible = info.opad_tracked
+        """The key and the empty curves; without OPAD tracking, why there are none instead (the card always
+        shows)."""
+        if info.opad_tracked:
+            self.figure = self._kl_figure()
+            self._layout.extend([pn.pane.HTML(KEY, sizing_mode="stretch_width", css_classes=["kl-key"]),
+                                 pn.pane.Bokeh(self.figure, sizing_mode="stretch_width")])
         self.status.object = NO_STEP_YET if info.opad_tracked else f"No KL curve: {info.opad_problem}."
 
     def update(self, snapshot: Snapshot) -> None:
-        if snapshot.opad is not None:
+        if snapshot.opad is not None and self.figure is not None:
             self.draw(snapshot.opad)
 
     def draw(self, snapshot: OpadSnapshot) -> None:

@@ -197,6 +197,12 @@ class ImagePanel:
         return width + (self.Y_AXIS_PIXELS if y_axis.visible else 0), height
 
 
+def _with_colour_bar(panel: ImagePanel) -> ImagePanel:
+    """``panel`` with its colour scale at its right."""
+    panel.figure.add_layout(ColorBar(color_mapper=panel.mapper, width=8, padding=2), "right")
+    return panel
+
+
 class LatticeView(LiveView):
     """Current state (and optionally running mean) of a chosen chain, plus segmentation inputs."""
 
@@ -223,13 +229,13 @@ class LatticeView(LiveView):
         self._replay: MoveReplay | None = None
         self._frame = 0
         self._frame_shown_at = -np.inf
-        self._mean = ImagePanel("running mean", MEAN_PALETTE)
-        self._truth = ImagePanel("ground truth", STATE_COLOURS, side=INPUT_SIDE)
-        self._observation = ImagePanel("observation y", OBSERVATION_PALETTE, low=-1.0, side=INPUT_SIDE)
-        self._inputs = pn.FlexBox(self._truth.pane, self._observation.pane)  # one item: the pair is never split
-        self._hidden = ImagePanel("p(hⱼ = 1 | v)", MEAN_PALETTE, side=HIDDEN_SIDE)
-        for panel in (self._mean, self._hidden):
-            panel.figure.add_layout(ColorBar(color_mapper=panel.mapper, width=8, padding=2), "right")
+        # the other pictures are made when the run shows them (a figure is about forty of the page's models): the
+        # running mean when first asked for, the hidden units and the inputs for a run that has them
+        self._mean: ImagePanel | None = None
+        self._hidden: ImagePanel | None = None
+        self._truth: ImagePanel | None = None
+        self._observation: ImagePanel | None = None
+        self._inputs: pn.FlexBox | None = None
         self._figures = pn.FlexBox(sizing_mode="stretch_width")
         self.key = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["state-key"])
         self._layout = pn.Column(pn.FlexBox(self.chain, self.depth, self.show_mean, self.slow_motion,
@@ -237,13 +243,13 @@ class LatticeView(LiveView):
                                  self.replay_status, self._figures, self.key, sizing_mode="stretch_width")
         self._info: RunInfo | None = None
         self._last_image: np.ndarray | None = None
-        self._has_inputs = False
         for widget in (self.chain, self.depth, self.show_mean):
             widget.param.watch(self._on_display, "value")
         self.watch_client(self._on_replay, "replay")
 
     def reconfigure(self, info: RunInfo) -> None:
-        """Fit the figures to the run's state shape and show its inputs, if any."""
+        """Fit the state's picture to the run's state shape; picture an RBM's hidden units and a segmentation's
+        inputs, for a run that has them."""
         self._info = info
         shape = grid_shape(info.image_shape, info.dim)
         self.chain.end = info.n_chains - 1
@@ -253,21 +259,22 @@ class LatticeView(LiveView):
         if is_3d:
             self.depth.end = info.image_shape[0] - 1
             self.depth.value = min(self.depth.value, self.depth.end)
-        for panel in (self._state, self._mean):
-            panel.configure(shape, info.image_axes)
-        for panel in (self._truth, self._observation):
-            panel.configure(shape)
+        self._state.configure(shape, info.image_axes)
         if info.hidden_units:
+            self._hidden = _with_colour_bar(ImagePanel("p(hⱼ = 1 | v)", MEAN_PALETTE, side=HIDDEN_SIDE))
             self._hidden.configure(grid_shape(None, info.hidden_units))
             self._hidden.figure.width += MEAN_BAR_PIXELS
-        self._has_inputs = bool(info.inputs)
         spread = None
-        if self._has_inputs:
+        if info.inputs:
             spread = float(np.abs(info.inputs["observation"]).max())
-            self._observation.mapper.update(low=-spread, high=spread)
-            self._truth.show(info.inputs["ground_truth"])
-            self._observation.show(info.inputs["observation"])
-        self._mean.figure.width += MEAN_BAR_PIXELS  # its colour bar beside the image, not taken from it
+            self._truth = ImagePanel("ground truth", STATE_COLOURS, side=INPUT_SIDE)
+            self._observation = ImagePanel("observation y", OBSERVATION_PALETTE, low=-spread, high=spread,
+                                           side=INPUT_SIDE)
+            for panel, image in ((self._truth, info.inputs["ground_truth"]),
+                                 (self._observation, info.inputs["observation"])):
+                panel.configure(shape)
+                panel.show(image)
+            self._inputs = pn.FlexBox(self._truth.pane, self._observation.pane)  # one item: never split
         self.key.object = state_key(info.target_name, spread, info.hidden_units, info.capabilities.replays_moves)
         self._arrange()
         self.slow_motion.visible = info.capabilities.replays_moves
@@ -276,9 +283,18 @@ class LatticeView(LiveView):
     def _arrange(self) -> None:
         """The state, an RBM's hidden units given it, the running mean if asked for, then the target's inputs
         (segmentation), as a pair."""
-        hidden = [self._hidden.pane] if self._info is not None and self._info.hidden_units else []
-        shown = [self._state.pane] + hidden + ([self._mean.pane] if self.show_mean.value else [])
-        self._figures[:] = shown + ([self._inputs] if self._has_inputs else [])
+        hidden = [self._hidden.pane] if self._hidden is not None else []
+        mean = [self._mean_panel().pane] if self.show_mean.value and self._info is not None else []
+        inputs = [self._inputs] if self._inputs is not None else []
+        self._figures[:] = [self._state.pane, *hidden, *mean, *inputs]
+
+    def _mean_panel(self) -> ImagePanel:
+        """The running mean's picture, made and fitted to the run the first time it is shown."""
+        if self._mean is None:
+            self._mean = _with_colour_bar(ImagePanel("running mean", MEAN_PALETTE))
+            self._mean.configure(grid_shape(self._info.image_shape, self._info.dim), self._info.image_axes)
+            self._mean.figure.width += MEAN_BAR_PIXELS  # its colour bar beside the image, not taken from it
+        return self._mean
 
     def _on_display(self, *events) -> None:
         """A widget changed what to draw: tell the worker (its next snapshot draws it)."""
@@ -332,9 +348,9 @@ class LatticeView(LiveView):
             self._last_image = snapshot.image
             if self._replay is None:
                 self._state.show(snapshot.image)
-        if snapshot.mean_image is not None and self.show_mean.value:
+        if snapshot.mean_image is not None and self._mean is not None and self.show_mean.value:
             self._mean.show(snapshot.mean_image)
-        if snapshot.hidden_image is not None:
+        if snapshot.hidden_image is not None and self._hidden is not None:
             self._hidden.show(snapshot.hidden_image)
 
     def __panel__(self):

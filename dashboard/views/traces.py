@@ -60,9 +60,9 @@ def history_columns(history: dict, n_lines: int, fold: bool = False) -> dict:
 class TraceView(LiveView):
     """log p̃ and statistic traces of every chain against steps or evaluations.
 
-    The two figures and their ``MAX_LINES`` lines are built once per session; a
-    new run replaces the source's data and shows as many lines as it has chains,
-    so the browser's document does not accumulate discarded models.
+    The figures are made for the run the view is built for: the statistic's
+    only when it is not log p̃ itself, a line for each chain drawn singly
+    (at most ``MAX_LINES``), a band when there are several chains.
     """
 
     title = "Traces"
@@ -72,17 +72,13 @@ class TraceView(LiveView):
         self.x_axis = pn.widgets.RadioButtonGroup(label="x axis", options=list(X_AXES), value="steps",
                                                   color="light")
         self.x_axis.param.watch(self._on_x_axis, "value")
-        self.source = ColumnDataSource(self._empty_columns(MAX_LINES))
+        self.source = ColumnDataSource(self._empty_columns(0))
         self._thinned = thinned(self.source)
         self.key = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["trace-key"], margin=(0, 10))
         self.chain_lines: list[list] = []  # per figure, its single-chain line renderers
-        self.bands: list = []  # per figure, its band
-        self._log_prob_figure = self._figure("log p̃(x)", "lp")
-        self._statistic_figure = self._figure("statistic", "st", x_range=self._log_prob_figure.x_range)
-        self._figures = [self._log_prob_figure, self._statistic_figure]
-        statistic_pane = pn.pane.Bokeh(self._statistic_figure, sizing_mode="stretch_width")
-        self._layout = pn.Column(self.x_axis, self.key, pn.pane.Bokeh(self._log_prob_figure, sizing_mode="stretch_width"),
-                                 statistic_pane, sizing_mode="stretch_width")
+        self._figures: list = []
+        self._log_prob_figure = self._statistic_figure = None  # made for the run (``reconfigure``)
+        self._layout = pn.Column(self.x_axis, self.key, sizing_mode="stretch_width")
         self._n_lines = 0
         self._fold = False
 
@@ -92,42 +88,42 @@ class TraceView(LiveView):
         return history_columns({"step": empty, "n_evals": empty, "log_prob": np.zeros((0, n_lines)),
                                 "statistic": np.zeros((0, n_lines))}, n_lines)
 
-    def _figure(self, label: str, prefix: str, x_range=None):
+    def _figure(self, label: str, prefix: str, band: bool, x_range=None):
         # The x axis starts at 0 (the run's start), so a fresh run is not drawn on an axis from −1 to 1, and
         # holds three integer ticks from the first step on.
         fig = figure(height=HEIGHT, sizing_mode="stretch_width", tools="pan,wheel_zoom,box_zoom,reset",
                      x_axis_label=self.x_axis.value, y_axis_label=label, x_range=x_range or count_range())
         x = X_AXES[self.x_axis.value]
-        self.bands.append(fig.varea(x=x, y1=f"{prefix}_low", y2=f"{prefix}_high", source=self.source,
-                                    fill_color=BAND_COLOUR, fill_alpha=0.35))
+        if band:
+            fig.varea(x=x, y1=f"{prefix}_low", y2=f"{prefix}_high", source=self.source, fill_color=BAND_COLOUR,
+                      fill_alpha=0.35)
         lines = [fig.line(x=x, y=f"{prefix}{i}", source=self.source, view=self._thinned, line_width=1,
-                          alpha=CHAIN_ALPHA, color=Category10_10[i % 10]) for i in range(MAX_LINES)]
+                          alpha=CHAIN_ALPHA, color=Category10_10[i % 10]) for i in range(self._n_lines)]
         fig.line(x=x, y=f"{prefix}_mean", source=self.source, line_width=3, color="black")
         integer_ticks(fig.xaxis, pixels=MIN_WIDTH)  # 100k, not 1.000e+5
         number_ticks(fig.yaxis, pixels=PLOT_PIXELS)
         fig.toolbar.logo = None
         self.chain_lines.append(lines)
+        self._figures.append(fig)
         return fig
 
     def reconfigure(self, info: RunInfo) -> None:
-        """Empty the traces for a new run (its first snapshot delivers every point from step 0)."""
+        """The run's figures, empty (its first snapshot delivers every point from step 0)."""
         several = info.n_chains > 1
         self._n_lines = min(info.n_chains, MAX_LINES) if several else 0  # one chain: its mean is the chain
-        self.source.data = self._empty_columns(MAX_LINES)
-        for lines in self.chain_lines:
-            for i, renderer in enumerate(lines):
-                renderer.visible = i < self._n_lines
-        for band in self.bands:
-            band.visible = several
+        self.source.data = self._empty_columns(self._n_lines)
         self.key.object = key([("mean of the chains", "black", 3), (f"{BAND[0]}–{BAND[1]} % of them", BAND_COLOUR, 10),
                                (f"{self._n_lines} single chains", Category10_10[0], 1)] if several
                               else [("the chain", "black", 3)])
+        self._log_prob_figure = self._figure("log p̃(x)", "lp", several)
+        self._log_prob_figure.title.text = WAITING
         statistic = info.statistic
         self._fold = folds_sign(info.sampler, statistic)
-        label = LABELS[statistic]
-        fit_axis_label(self._statistic_figure.yaxis, f"|{label}|" if self._fold else label, PLOT_PIXELS)
-        self._statistic_figure.visible = statistic != "log_prob"
-        self._log_prob_figure.title.text = WAITING
+        if statistic != "log_prob":  # else the statistic is log p̃ itself: one trace plot
+            self._statistic_figure = self._figure("statistic", "st", several, x_range=self._log_prob_figure.x_range)
+            label = LABELS[statistic]
+            fit_axis_label(self._statistic_figure.yaxis, f"|{label}|" if self._fold else label, PLOT_PIXELS)
+        self._layout.extend(pn.pane.Bokeh(fig, sizing_mode="stretch_width") for fig in self._figures)
 
     def _on_x_axis(self, event) -> None:
         field = X_AXES[event.new]
@@ -140,20 +136,12 @@ class TraceView(LiveView):
     def update(self, snapshot: Snapshot) -> None:
         """Append (or, after decimation, replace) the snapshot's history points."""
         if snapshot.full_history is not None:
-            self.source.data = plain(self._padded(snapshot.full_history))
+            self.source.data = plain(history_columns(snapshot.full_history, self._n_lines, self._fold))
         elif snapshot.new_history is not None and len(snapshot.new_history["step"]):
-            self.source.stream(plain(self._padded(snapshot.new_history)))
+            self.source.stream(plain(history_columns(snapshot.new_history, self._n_lines, self._fold)))
         started = snapshot.status.n_steps > 0
         if started == bool(self._log_prob_figure.title.text):
             self._log_prob_figure.title.text = "" if started else WAITING
-
-    def _padded(self, history: dict) -> dict:
-        """Source columns for all ``MAX_LINES`` lines; lines beyond the run's chains stay NaN (hidden)."""
-        columns = history_columns(history, self._n_lines, self._fold)
-        blank = np.full(len(history["step"]), np.nan)
-        for i in range(self._n_lines, MAX_LINES):
-            columns[f"lp{i}"] = columns[f"st{i}"] = blank
-        return columns
 
     def __panel__(self):
         return self._layout
