@@ -100,6 +100,28 @@ class Controls(pn.viewable.Viewer):
         self.presets = PresetPicker(client=self.client, run=self._apply_and_show)
         self.runs = RunPanel(client=self.client, shows_failure=self.presets.running_failure)
         self.sharing = SharePanel(client=self.client, run=self._apply_and_show)
+        self._first_screen = [self.runs, pn.layout.Divider(), self.presets]
+        self._draft = [pn.layout.Divider(),
+                       self.target, self.target_params, self.upload, self.upload_note,
+                       self.sampler, self.sampler_params,
+                       self.n_chains, self.seed, self.statistic, self.compare, self.compare_axis, self.opad,
+                       self.opad_neighbours, self.apply_button,
+                       self.speed,
+                       pn.layout.Divider(),
+                       self.sharing]
+        self._layout = pn.Column(*self._first_screen, *self._draft, sizing_mode="stretch_width")
+
+    def hold_back_the_draft(self) -> None:
+        """Leave the draft's widgets and the sharing panel out of the sidebar until ``show_the_draft``: a served
+        page is sent with its run's buttons and the presets, and the rest of the sidebar (most of a page's
+        models) is added after, in a turn of the server's event loop of its own."""
+        self._layout[:] = self._first_screen
+
+    def show_the_draft(self) -> None:
+        """Put the draft's widgets and the sharing panel under the presets (once)."""
+        if len(self._layout) == len(self._first_screen):
+            with pn.io.hold(freeze=True):  # one recomputation of the document's models
+                self._layout.extend(self._draft)
 
     # -- drafts ---------------------------------------------------------------------------
     def _form(self, forms: dict, name: str, cls) -> ParamForm:
@@ -218,17 +240,4 @@ class Controls(pn.viewable.Viewer):
             self._apply_and_show(config, f"Using uploaded <b>{plain(name)}</b>.", estimate)
 
     def __panel__(self):
-        return pn.Column(
-            self.runs,
-            pn.layout.Divider(),
-            self.presets,
-            pn.layout.Divider(),
-            self.target, self.target_params, self.upload, self.upload_note,
-            self.sampler, self.sampler_params,
-            self.n_chains, self.seed, self.statistic, self.compare, self.compare_axis, self.opad, self.opad_neighbours,
-            self.apply_button,
-            self.speed,
-            pn.layout.Divider(),
-            self.sharing,
-            sizing_mode="stretch_width",
-        )
+        return self._layout

@@ -355,6 +355,8 @@ class Explorer(pn.viewable.Viewer):
             self._callback.start()
             self._document = pn.state.curdoc
             _LIVE.add(self)
+            if self._served():  # the sidebar's draft, held back from the first screen (``create_app``)
+                self._document.add_timeout_callback(self.controls.show_the_draft, BUILD_GAP_MS)
             self._answer_soon()  # the first run is being built: draw it as soon as it is there
 
     def _answer_soon(self, *events) -> None:
@@ -505,6 +507,7 @@ def create_app(config: RunConfig | None = None, engine: Engine | None = None, **
     arguments = pn.state.session_args if served and config is None else {}
     explorer = page_explorer(arguments, engine, **params) if arguments else Explorer(config, engine, **params)
     if served:
+        explorer.controls.hold_back_the_draft()  # sent after the page's first screen (``start_updates``)
         quiet_closed_pages()
         explorer.follow_in_url(pn.state.location)
         # Views change the document (new figures for a run) only once the page holds it: a change sent

@@ -16,10 +16,12 @@ import socket
 import threading
 import urllib.error
 import urllib.request
+from types import SimpleNamespace
 
 import panel as pn
 import pytest
 from bokeh.document import Document
+from panel.io.state import set_curdoc
 from tornado import web
 from tornado.httpserver import HTTPServer
 from tornado.ioloop import IOLoop
@@ -49,9 +51,13 @@ class ServedDocument:
 
     def __init__(self):
         self.timeouts: list[tuple] = []
+        self.callbacks = SimpleNamespace(session_destroyed_callbacks=set())
 
     def add_timeout_callback(self, callback, delay_ms: int) -> None:
         self.timeouts.append((callback, delay_ms))
+
+    def add_periodic_callback(self, callback, period_ms: int) -> None:
+        """The session's flush: these tests run it by hand."""
 
 
 def served(app: Explorer) -> ServedDocument:
@@ -95,6 +101,29 @@ def test_a_served_page_builds_a_new_runs_views_one_at_a_time_and_takes_no_snapsh
     app.client.step(1)
     settle(app, lambda: app.client.status.n_steps >= 1)  # and now the snapshots reach them
     assert polls
+    app.close()
+
+
+def widget_names(viewable) -> list[str]:
+    return [widget.name for widget in pn.panel(viewable).select(pn.widgets.Widget)]
+
+
+def test_a_served_page_is_sent_with_its_run_buttons_and_presets_and_the_rest_of_its_sidebar_a_turn_later():
+    app = make_explorer(RunConfig())
+    whole = widget_names(app.controls)
+    app.controls.hold_back_the_draft()  # as ``create_app`` does for a served page, before its document is built
+    first = widget_names(app.controls)
+    assert {"Start", "Pause", "Step", "Reset", "Preset", "Load preset"} <= set(first)
+    assert "Target" not in first and "Apply settings" not in first and len(first) < len(whole) / 2
+    document = ServedDocument()
+    with set_curdoc(document):
+        app.start_updates()  # the page holds its document: the rest of the sidebar is due, in a turn of its own
+    [(callback, delay_ms)] = [entry for entry in document.timeouts if entry[0] == app.controls.show_the_draft]
+    assert delay_ms == BUILD_GAP_MS
+    callback()
+    assert widget_names(app.controls) == whole  # the sidebar of a page built at once
+    callback()  # once
+    assert widget_names(app.controls) == whole
     app.close()
 
 
