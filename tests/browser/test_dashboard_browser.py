@@ -70,7 +70,7 @@ DIGEST_JS = """
       const source = renderer.data_source;
       if (!source || !source.data) continue;
       if (title === "current state" && source.data.image) image = source;
-      if (source.data.lp0) trace = source;  // the traces source (lp0 = log p̃ of chain 0)
+      if (source.data.lp_mean) trace = source;  // the traces source (lp_mean: log p̃ of the chains' mean)
     }
   }
   const out = {image: null, step: null};

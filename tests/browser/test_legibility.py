@@ -34,7 +34,7 @@ PRESETS = json.loads((Path(__file__).resolve().parents[2] / "assets" / "presets.
 #: Pixels a box may reach into another before it counts as over it (anti-aliasing, borders).
 SLACK = 2
 
-#: Whether the trace's source holds a point (``lp0``: log p̃ of chain 0 or, with one chain, its mean).
+#: Whether the trace's source holds a point (``lp_mean``: log p̃ of the chains' mean, or of the one chain).
 TRACE_DRAWN_JS = """
 () => Bokeh.documents[0].views_manager.query(view => Array.isArray(view.model.renderers)).some(view =>
   view.model.renderers.some(r => r.data_source && r.data_source.data.lp_mean && r.data_source.data.lp_mean.length > 0))
