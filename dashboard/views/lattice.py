@@ -197,9 +197,13 @@ class ImagePanel:
         return width + (self.Y_AXIS_PIXELS if y_axis.visible else 0), height
 
 
-def _with_colour_bar(panel: ImagePanel) -> ImagePanel:
-    """``panel`` with its colour scale at its right."""
+def _scaled_picture(title: str, side: int, shape: tuple[int, int], axes: ImageAxes | None = None) -> ImagePanel:
+    """A picture of probabilities fitted to ``shape``, its colour scale at its right, beside the image and not
+    taken from it."""
+    panel = ImagePanel(title, MEAN_PALETTE, side=side)
     panel.figure.add_layout(ColorBar(color_mapper=panel.mapper, width=8, padding=2), "right")
+    panel.configure(shape, axes)
+    panel.figure.width += MEAN_BAR_PIXELS
     return panel
 
 
@@ -261,9 +265,7 @@ class LatticeView(LiveView):
             self.depth.value = min(self.depth.value, self.depth.end)
         self._state.configure(shape, info.image_axes)
         if info.hidden_units:
-            self._hidden = _with_colour_bar(ImagePanel("p(hⱼ = 1 | v)", MEAN_PALETTE, side=HIDDEN_SIDE))
-            self._hidden.configure(grid_shape(None, info.hidden_units))
-            self._hidden.figure.width += MEAN_BAR_PIXELS
+            self._hidden = _scaled_picture("p(hⱼ = 1 | v)", HIDDEN_SIDE, grid_shape(None, info.hidden_units))
         spread = None
         if info.inputs:
             spread = float(np.abs(info.inputs["observation"]).max())
@@ -291,9 +293,9 @@ class LatticeView(LiveView):
     def _mean_panel(self) -> ImagePanel:
         """The running mean's picture, made and fitted to the run the first time it is shown."""
         if self._mean is None:
-            self._mean = _with_colour_bar(ImagePanel("running mean", MEAN_PALETTE))
-            self._mean.configure(grid_shape(self._info.image_shape, self._info.dim), self._info.image_axes)
-            self._mean.figure.width += MEAN_BAR_PIXELS  # its colour bar beside the image, not taken from it
+            info = self._info
+            self._mean = _scaled_picture("running mean", ImagePanel.SIDE, grid_shape(info.image_shape, info.dim),
+                                         info.image_axes)
         return self._mean
 
     def _on_display(self, *events) -> None:
