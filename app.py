@@ -21,7 +21,7 @@ from dashboard import create_app
 from engine.budget import budget_from_arguments
 from engine.engine import shared_engine
 
-pn.extension("tabulator", notifications=True)
+pn.extension("tabulator")
 
 engine = shared_engine(budget_from_arguments())
 create_app(engine=engine).template().servable()

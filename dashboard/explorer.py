@@ -16,7 +16,9 @@ the cards that apply to it show (a card is built and sent to the page the
 first time it applies). A served page builds a new run's views one at a time,
 ``BUILD_GAP_MS`` apart (the state's first, then the lead view), and takes no
 snapshot until all are built, so that no other session's click waits for a
-whole page of views; each view reaches its card with one recomputation of
+whole page of views; every page's heavy pieces (its document, its draft,
+each view) share the loop by ``turns.TURNS``: one a turn, each followed by as
+long a pause as it took, so that a click waits for one at most; each view reaches its card with one recomputation of
 the page's Bokeh models. A view is built when its run arrives with its card
 open, or when its card is opened (a card that starts closed, such as the
 inspector's), and the claims table, the race (``race``: the sampler bake-off
@@ -52,6 +54,7 @@ from .closed_pages import quiet_closed_pages
 from .collector import COLLECTOR, SessionCollector
 from .controls import Controls
 from .race import RaceCard
+from .turns import TURNS
 from .views.adaptation import AdaptationView
 from .views.balancing import BalancingView
 from .views.base import LiveView, without_unused_glyphs
@@ -269,10 +272,13 @@ class Explorer(pn.viewable.Viewer):
 
     def _build_next(self) -> None:
         """Build the first view still due for the run shown (if its card still shows open), and the next one
-        ``BUILD_GAP_MS`` later: the other sessions' clicks are answered in between. The page takes no snapshot
-        meanwhile (``flush``), so every view draws the run from its first snapshot."""
+        ``BUILD_GAP_MS`` later at least (``TURNS``: when the loop has been free for as long as the last page's piece
+        took): the other sessions' clicks are answered in between. The page takes no snapshot meanwhile
+        (``flush``), so every view draws the run from its first snapshot."""
         if not self._unbuilt or self._callback is None and self._served():
             return
+        if self._served() and not TURNS.claim(self._document, self._build_next, BUILD_GAP_MS):
+            return  # asked again when the loop is free
         kind = self._unbuilt.pop(0)
         card = self.cards[kind]
         try:
@@ -356,8 +362,12 @@ class Explorer(pn.viewable.Viewer):
             self._document = pn.state.curdoc
             _LIVE.add(self)
             if self._served():  # the sidebar's draft, held back from the first screen (``create_app``)
-                self._document.add_timeout_callback(self.controls.show_the_draft, BUILD_GAP_MS)
+                self._document.add_timeout_callback(self._show_the_draft, BUILD_GAP_MS)
             self._answer_soon()  # the first run is being built: draw it as soon as it is there
+
+    def _show_the_draft(self) -> None:
+        if TURNS.claim(self._document, self._show_the_draft, BUILD_GAP_MS):
+            self.controls.show_the_draft()
 
     def _answer_soon(self, *events) -> None:
         """After a command, look for its answer sooner than the refresh period: a click shows its effect at once.
@@ -504,6 +514,8 @@ def create_app(config: RunConfig | None = None, engine: Engine | None = None, **
     """
     document = pn.state.curdoc
     served = document is not None and document.session_context is not None
+    if served:
+        TURNS.take()  # this page's document is this turn's heavy piece
     arguments = pn.state.session_args if served and config is None else {}
     explorer = page_explorer(arguments, engine, **params) if arguments else Explorer(config, engine, **params)
     if served:

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import socket
 import threading
+import time
 import urllib.error
 import urllib.request
 from types import SimpleNamespace
@@ -28,6 +29,7 @@ from tornado.ioloop import IOLoop
 
 from dashboard.explorer import BUILD_GAP_MS, VIEWS, Explorer, page_explorer
 from dashboard.serving import GuardedHTTPServer, allow_long_links
+from dashboard.turns import TURNS, OnePerTurn
 from dashboard.views.lattice import LatticeView
 from dashboard.views.traces import TraceView
 from engine.config import RunConfig
@@ -118,12 +120,90 @@ def test_a_served_page_is_sent_with_its_run_buttons_and_presets_and_the_rest_of_
     document = ServedDocument()
     with set_curdoc(document):
         app.start_updates()  # the page holds its document: the rest of the sidebar is due, in a turn of its own
-    [(callback, delay_ms)] = [entry for entry in document.timeouts if entry[0] == app.controls.show_the_draft]
+    [(callback, delay_ms)] = [entry for entry in document.timeouts if entry[0] == app._show_the_draft]
     assert delay_ms == BUILD_GAP_MS
     callback()
     assert widget_names(app.controls) == whole  # the sidebar of a page built at once
     callback()  # once
     assert widget_names(app.controls) == whole
+    app.close()
+
+
+def test_page_work_due_in_one_turn_runs_one_piece_a_turn_and_a_click_read_meanwhile_is_answered_between():
+    """Two pages' views and a draft fall due together; a click reaches the server while the first is built."""
+    turns, happened = OnePerTurn(), []
+
+    async def serve() -> None:
+        loop = asyncio.get_running_loop()
+        reader, writer = socket.socketpair()
+        loop.add_reader(reader, lambda: happened.append(f"click {reader.recv(1).decode()}"))
+
+        class Document:
+            def add_timeout_callback(self, callback, delay_ms: int) -> None:
+                loop.call_later(delay_ms / 1000, callback)
+
+        document = Document()
+
+        def piece(name: str):
+            def run() -> None:
+                if turns.claim(document, run, 5):
+                    happened.append(name)
+                    if name == "view of page 1":
+                        writer.send(b"x")
+
+            return run
+
+        due = loop.time() + 0.01
+        for name in ("view of page 1", "view of page 2", "draft of page 3"):
+            loop.call_at(due, piece(name))
+        await asyncio.sleep(0.3)
+        loop.remove_reader(reader)
+        reader.close()
+        writer.close()
+
+    asyncio.run(serve())
+    assert happened[:2] == ["view of page 1", "click x"]  # the others wait for a turn of their own, in either order
+    assert sorted(happened[2:]) == ["draft of page 3", "view of page 2"]
+
+
+def test_after_a_piece_of_page_work_the_loop_is_left_free_for_about_as_long_before_the_next():
+    turns, asked = OnePerTurn(), []
+
+    class Document:
+        def add_timeout_callback(self, callback, delay_ms: int) -> None:
+            asked.append(delay_ms)
+
+    async def serve() -> None:
+        assert turns.claim(Document(), lambda: None, 5)
+        time.sleep(0.5)  # the piece's work
+        await asyncio.sleep(0)  # the next turn
+        assert not turns.claim(Document(), lambda: None, 5)
+
+    asyncio.run(serve())
+    [delay_ms] = asked
+    assert delay_ms >= 100  # not the 5 ms asked for: about the 500 ms the piece took
+
+
+def test_a_page_builds_no_view_and_sends_no_draft_in_a_turn_that_another_pages_work_took():
+    app = make_explorer(RunConfig())
+    document = served(app)
+    assert app.client.apply(RunConfig(seed=6))
+    settle(app, lambda: built(app.client) and app.client.config.seed == 6)
+    app.controls.hold_back_the_draft()
+    [(build, _)] = builds(app, document)
+
+    async def another_page_is_built_as_these_fall_due() -> None:
+        TURNS.take()
+        build()
+        app._show_the_draft()
+
+    asyncio.run(another_page_is_built_as_these_fall_due())
+    assert not app.views and "Target" not in widget_names(app.controls)
+    asked_again = [entry for entry in document.timeouts if entry[0] in (app._build_next, app._show_the_draft)]
+    assert sorted(delay_ms for _, delay_ms in asked_again) == [BUILD_GAP_MS, BUILD_GAP_MS]
+    for callback, _ in asked_again:  # a later turn, its own
+        callback()
+    assert len(app.views) == 1 and "Target" in widget_names(app.controls)
     app.close()
 
 
