@@ -14,18 +14,23 @@ are open. Reference counting still frees what is in no cycle, but what a
 session replaced (the figures of its previous run) or left (a closed
 session) is cyclic garbage in that frozen set: after ``FREEZES_BEFORE_COLLECT``
 freezes or ``CLOSED_BEFORE_COLLECT`` closed sessions (or the last one), it is
-collected in one full collection and what lives is frozen again. Only served
-sessions use it: a notebook's collector is left as it is.
+collected in one full collection and what lives is frozen again, in a turn
+of the event loop of its own that no click awaits (``turns.TURNS``). Only
+served sessions use it: a notebook's collector is left as it is.
 """
 
 from __future__ import annotations
 
 import gc
 
+from .turns import LOOP, TURNS
+
 #: Freezes (runs whose views were built) before the frozen garbage is collected (one full collection).
 FREEZES_BEFORE_COLLECT = 10
 #: Sessions closed before the frozen garbage is collected.
 CLOSED_BEFORE_COLLECT = 8
+#: Least wait (ms) before a collection that found the event loop's turn taken is tried again.
+COLLECT_GAP_MS = 50
 
 
 class SessionCollector:
@@ -38,19 +43,29 @@ class SessionCollector:
         self.freezes = 0  # since the last full collection
         self.closed = 0  # sessions closed since the last full collection
         self.collections = 0  # full collections of frozen garbage so far
+        self._due = False  # a collection waits for its turn of the event loop
 
     def views_built(self) -> None:
         """A session's views were fitted to a new run: freeze, or collect and freeze once enough were frozen."""
         self.freezes += 1
+        gc.freeze()
         if self.freezes >= self.freezes_before_collect:
-            self.collect()
-        else:
-            gc.freeze()
+            self._collect_in_turn()
 
     def session_closed(self, open_sessions: int) -> None:
         """Count a closed session; collect once enough closed, or none is open."""
         self.closed += 1
         if self.closed >= self.closed_before_collect or open_sessions == 0:
+            self._collect_in_turn()
+
+    def _collect_in_turn(self) -> None:
+        """``collect`` in a turn of the event loop that no other heavy piece has (at once outside a server)."""
+        if not self._due:  # else one already waits for its turn, and collects this garbage too
+            self._due = True
+            self._collect_when_free()
+
+    def _collect_when_free(self) -> None:
+        if self._due and TURNS.claim(LOOP, self._collect_when_free, COLLECT_GAP_MS):
             self.collect()
 
     def collect(self) -> None:
@@ -60,6 +75,7 @@ class SessionCollector:
         gc.freeze()
         self.freezes = self.closed = 0
         self.collections += 1
+        self._due = False
 
 
 #: This server process's collector, shared by its sessions.

@@ -17,8 +17,9 @@ first time it applies). A served page builds a new run's views one at a time,
 ``BUILD_GAP_MS`` apart (the state's first, then the lead view), and takes no
 snapshot until all are built, so that no other session's click waits for a
 whole page of views; every page's heavy pieces (its document, its draft,
-each view) share the loop by ``turns.TURNS``: one a turn, each followed by as
-long a pause as it took, so that a click waits for one at most; each view reaches its card with one recomputation of
+each view) share the loop by ``turns.TURNS``: one a turn, a pause after
+each, none while a click awaits its answer, so that a click waits for one
+at most; each view reaches its card with one recomputation of
 the page's Bokeh models. A view is built when its run arrives with its card
 open, or when its card is opened (a card that starts closed, such as the
 inspector's), and the claims table, the race (``race``: the sampler bake-off
@@ -272,8 +273,8 @@ class Explorer(pn.viewable.Viewer):
 
     def _build_next(self) -> None:
         """Build the first view still due for the run shown (if its card still shows open), and the next one
-        ``BUILD_GAP_MS`` later at least (``TURNS``: when the loop has been free for as long as the last page's piece
-        took): the other sessions' clicks are answered in between. The page takes no snapshot meanwhile
+        ``BUILD_GAP_MS`` later at least (``TURNS``: not in the turn of another page's piece, nor while a click
+        awaits its answer): the other sessions' clicks are answered in between. The page takes no snapshot meanwhile
         (``flush``), so every view draws the run from its first snapshot."""
         if not self._unbuilt or self._callback is None and self._served():
             return
@@ -377,16 +378,21 @@ class Explorer(pn.viewable.Viewer):
         ``CHASE_MS`` (the refresh period of a busy server may be seconds).
         """
         if self._served():
+            if events:  # a click's command: other pages' work waits for its answer (``TURNS``)
+                TURNS.answering(self)
             self._document.add_timeout_callback(lambda: self._chase(ANSWER_MS, 0), ANSWER_MS)
 
     def _chase(self, delay_ms: int, waited_ms: int) -> None:
         if self._callback is None:
+            TURNS.answered(self)
             return  # the session has ended
         self.flush()
         waited_ms += delay_ms
         if self.client.awaiting and waited_ms < CHASE_MS:
             delay_ms = min(2 * delay_ms, CHASE_STEP_MS)
             self._document.add_timeout_callback(lambda: self._chase(delay_ms, waited_ms), delay_ms)
+        else:
+            TURNS.answered(self)
 
     def _fair_period(self) -> None:
         """Follow ``fair_period`` when it moved by more than a fifth."""

@@ -312,3 +312,24 @@ def test_the_page_speed_phase_counts_each_groups_cpu_and_says_whether_a_burst_me
     assert "server 2.5, Chromium 6.0" in printed
     print_page_speed({"sequential": [], "burst": [], "light_burst": [2.1, 2.9]})
     assert "2.50 / 2.90   (goal < 3 s: met)" in capsys.readouterr().out
+
+
+def test_the_burst_phase_judges_its_goals_and_counts_a_page_never_shown_as_missed():
+    from benchmarks.serving.burst import _goals, _row
+
+    nan = float("nan")
+    results = {30: {"documents": [3.0, 4.5], "pages": [(2.0, 6.0), (4.0, 7.5)], "cpu_per_page": 0.08,
+                    "cpu_per_page_to_lattices": 0.4},
+               60: {"documents": [6.0, nan], "pages": [(3.0, 9.0)], "cpu_per_page": 0.2,
+                    "cpu_per_page_to_lattices": 0.9},
+               10: {"error": "TimeoutError: "}}
+    goals = _goals(results)
+    assert "30 at once, worst document ≤ 5 s: 4.50 s ok" in goals
+    assert "60 at once, worst document ≤ 10 s: inf s MISSED" in goals  # one client never held its document
+    assert "30 at once, server CPU per page ≤ 0.1 s: 0.080 s ok" in goals
+    assert "60 at once, server CPU per page ≤ 0.1 s: 0.200 s MISSED" in goals
+    assert "Chromium page during 30 at once, Start ≤ 5 s: 4.00 s ok" in goals
+    assert "Chromium page during 30 at once, lattice ≤ 8 s: 7.50 s ok" in goals
+    assert not any(line.startswith("10 at once") for line in goals)
+    assert _row(results[10]) == "failed: TimeoutError: "
+    assert "document 6.00 / 6.00 s" in _row(results[60]) and "1 never shown" in _row(results[60])

@@ -82,3 +82,26 @@ def test_an_explorer_tells_its_collector_when_its_views_were_built_for_a_new_run
         assert counting.freezes == 2
     finally:
         app.close()
+
+
+def test_a_due_collection_waits_for_a_turn_of_the_event_loop_that_no_other_heavy_piece_has(unfrozen):
+    import asyncio
+
+    from dashboard.turns import TURNS
+
+    collector = SessionCollector(closed_before_collect=1)
+    seen = []
+
+    async def serve() -> None:
+        TURNS.take()  # another page's piece has this turn
+        collector.session_closed(open_sessions=3)
+        collector.session_closed(open_sessions=2)  # due twice meanwhile: collected once
+        seen.append(collector.collections)
+        for _ in range(200):
+            await asyncio.sleep(0.05)
+            if collector.collections:
+                break
+        await asyncio.sleep(0.2)
+
+    asyncio.run(serve())
+    assert seen == [0] and collector.collections == 1

@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import socket
 import threading
-import time
 import urllib.error
 import urllib.request
 from types import SimpleNamespace
@@ -29,6 +28,7 @@ from tornado.ioloop import IOLoop
 
 from dashboard.explorer import BUILD_GAP_MS, VIEWS, Explorer, page_explorer
 from dashboard.serving import GuardedHTTPServer, allow_long_links
+from dashboard import turns as turns_module
 from dashboard.turns import TURNS, OnePerTurn
 from dashboard.views.lattice import LatticeView
 from dashboard.views.traces import TraceView
@@ -166,22 +166,28 @@ def test_page_work_due_in_one_turn_runs_one_piece_a_turn_and_a_click_read_meanwh
     assert sorted(happened[2:]) == ["draft of page 3", "view of page 2"]
 
 
-def test_after_a_piece_of_page_work_the_loop_is_left_free_for_about_as_long_before_the_next():
-    turns, asked = OnePerTurn(), []
+def test_no_piece_of_page_work_starts_just_after_another_nor_while_a_sessions_click_awaits_its_answer(monkeypatch):
+    monkeypatch.setattr(turns_module, "PAUSE_MS", 60_000)  # long enough for no machine to outlast it
+    monkeypatch.setattr(turns_module, "ANSWER_HOLD_MS", 60_000)
+    after_a_piece, beside_a_click, asked = OnePerTurn(), OnePerTurn(), []
+    clicking, other = object(), object()
 
     class Document:
         def add_timeout_callback(self, callback, delay_ms: int) -> None:
             asked.append(delay_ms)
 
     async def serve() -> None:
-        assert turns.claim(Document(), lambda: None, 5)
-        time.sleep(0.5)  # the piece's work
-        await asyncio.sleep(0)  # the next turn
-        assert not turns.claim(Document(), lambda: None, 5)
+        assert after_a_piece.claim(Document(), lambda: None, 5)
+        await asyncio.sleep(0)  # the next turn: the piece has just ended
+        assert not after_a_piece.claim(Document(), lambda: None, 5)
+        beside_a_click.answering(clicking)  # a click's command went to its worker
+        beside_a_click.answered(other)  # another session's answer changes nothing
+        assert not beside_a_click.claim(Document(), lambda: None, 5)
+        beside_a_click.answered(clicking)  # its answer is on its page
+        assert beside_a_click.claim(Document(), lambda: None, 5)
 
     asyncio.run(serve())
-    [delay_ms] = asked
-    assert delay_ms >= 100  # not the 5 ms asked for: about the 500 ms the piece took
+    assert all(30_000 < delay_ms <= 60_000 for delay_ms in asked)  # asked again when the pause or hold is over
 
 
 def test_a_page_builds_no_view_and_sends_no_draft_in_a_turn_that_another_pages_work_took():

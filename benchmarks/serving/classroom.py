@@ -77,7 +77,10 @@ goals (the first page's Start button within 5 s, every later page's within
 With ``--hostile-base REV``, a hostile phase comes first (``benchmarks.serving.hostile``): one page clicks
 Pause and Start while another session feeds the server a large download, a configuration file and a ``.uai``
 at the size limits, a 2 MB link, a worker stopped with SIGSTOP and a link the worker refuses; the worst click
-per input, for the code of ``REV`` and for this tree, one after the other in one run.
+per input, for the code of ``REV`` and for this tree, one after the other in one run. With ``--burst-base REV``,
+a burst phase follows (``benchmarks.serving.burst``): ``--burst-sizes`` (10, 30, 60) pages requested at once by
+light clients while four Chromium pages open, the seconds to each document and the server's CPU per page, for
+the code of ``REV`` and for this tree.
 
 A goals table follows (the issue's goals at the largest N measured); a missed
 goal is printed as missed. The benchmark's own clients run on the same
@@ -85,7 +88,8 @@ machine as the server (Chromium renders 4-5 pages), which a classroom would
 not do: the CPU table shows how much they took.
 
 Run:  python -m benchmarks classroom [--sessions 1,8,30] [--pages 4] [--clicks 5] [--soak-seconds 600]
-      [--window-seconds 20] [--port 0] [--speed-pages 5] [--speed-burst 10]
+      [--window-seconds 20] [--port 0] [--speed-pages 5] [--speed-burst 10] [--hostile-base REV]
+      [--burst-base REV] [--burst-sizes 10,30,60]
       (Chromium at ``--chromium``, /usr/bin/chromium by default)
 """
 
@@ -99,6 +103,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from benchmarks import arguments
+from benchmarks.serving.burst import burst
 from benchmarks.serving.clients import CHROMIUM_ARGS, TIMEOUT, LightClients, PageSession, page_state, renice_chromium
 from benchmarks.serving.headless import measure_headless
 from benchmarks.serving.hostile import hostile
@@ -256,6 +261,7 @@ def main(argv: list[str] | None = None) -> None:
         click_timeout=30.0, click_phase_seconds=120.0, chromium_nice=0, speed_pages=5, speed_burst=10,
         sample_seconds=5.0, light_concurrency=4, session_lifetime_ms=2000,
         budget_args="--max-workers 40 --run-memory 2GB", chromium="/usr/bin/chromium", log_dir="", hostile_base="",
+        burst_base="", burst_sizes="10,30,60",
         helps={"sessions": "comma-separated numbers of concurrent sessions, one classroom each (0: none, only the "
                            "page-speed phase)",
                "speed_pages": "page speed: later pages opened one after the other (0 with --speed-burst 0: no "
@@ -278,7 +284,10 @@ def main(argv: list[str] | None = None) -> None:
                "chromium": "the Chromium executable",
                "log_dir": "where the server logs go (default: a new temporary directory)",
                "hostile_base": ("the hostile phase (benchmarks.serving.hostile) against this git revision's code and "
-                                "this tree's, one after the other ('': no hostile phase)")})
+                                "this tree's, one after the other ('': no hostile phase)"),
+               "burst_base": ("the burst phase (benchmarks.serving.burst: N pages requested at once) against this "
+                              "git revision's code and this tree's ('': no burst phase)"),
+               "burst_sizes": "comma-separated numbers of pages requested at once in the burst phase"})
     counts = [int(x) for x in args.sessions.split(",") if x.strip() and int(x) != 0]
     if counts and min(counts) < 1:
         raise SystemExit("--sessions wants positive numbers, e.g. 1,8,30 (or 0: only the page-speed phase)")
@@ -320,6 +329,8 @@ def _run_phases(args, counts: list[int], names: list[str], descriptions: dict[st
                 print(flush=True)
             if args.hostile_base:
                 hostile(args, browser, log_dir)
+            if args.burst_base:
+                burst(args, browser, log_dir)
             for n in counts:
                 soak = args.soak_seconds if n == max(counts) else 0.0
                 results.append(classroom(n, args, browser, names, descriptions, default_name, log_dir, soak))

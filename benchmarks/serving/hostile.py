@@ -302,16 +302,23 @@ def remove_tree(path: Path) -> None:
     subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(path)], capture_output=True)
 
 
-def hostile(args, browser, log_dir: Path) -> None:
-    """The phase for the old code (``--hostile-base``) and for this tree, and the comparison table."""
-    by_code: dict[str, dict] = {}
+def old_and_new(revision: str, phase) -> dict:
+    """``phase(root, label)`` for the code of ``revision`` (a temporary worktree), then for this tree; the results
+    by code base ("old (REV)", "new (this tree)")."""
+    by_code = {}
     with tempfile.TemporaryDirectory() as name:
-        old = old_tree(args.hostile_base, Path(name))
+        old = old_tree(revision, Path(name))
         try:
-            by_code[f"old ({args.hostile_base})"] = hostile_phase(args, browser, log_dir, old, "old")
+            by_code[f"old ({revision})"] = phase(old, "old")
         finally:
             remove_tree(old)
-    by_code["new (this tree)"] = hostile_phase(args, browser, log_dir, ROOT, "new")
+    by_code["new (this tree)"] = phase(ROOT, "new")
+    return by_code
+
+
+def hostile(args, browser, log_dir: Path) -> None:
+    """The phase for the old code (``--hostile-base``) and for this tree, and the comparison table."""
+    by_code = old_and_new(args.hostile_base, lambda root, label: hostile_phase(args, browser, log_dir, root, label))
     print(f"\nhostile inputs while another page clicks Pause/Start (goal: every click ≤ {GOAL_SECONDS:g} s, "
           "quiet 2-core machine)")
     for title in next(iter(by_code.values())):

@@ -61,7 +61,7 @@ SESSION_CHECK_SECONDS = 17.0
 PAGE_SPEED_GOALS = {"first": 5.0, "later": 3.0}
 
 
-def _open_timed(browser, url: str) -> tuple:
+def open_timed(browser, url: str) -> tuple:
     """A new page (its own context) navigating to ``url``, without waiting; (context, page, Date.now() at the
     navigation's start in ms)."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
@@ -72,7 +72,7 @@ def _open_timed(browser, url: str) -> tuple:
     return context, page, opened
 
 
-def _shown(page, opened: float, deadline: float) -> tuple[float, float]:
+def shown(page, opened: float, deadline: float) -> tuple[float, float]:
     """Seconds from ``opened`` (ms) until ``page`` showed its Start button and its first lattice (nan if not by
     ``deadline``, monotonic)."""
     while True:
@@ -120,6 +120,9 @@ def light_burst(url: str, pages: int) -> list[float]:
     """Seconds until each of ``pages`` light clients opened at once held its document (``LightClient.open``); run in
     a process of its own (an asyncio loop beside none of the benchmark's)."""
     async def burst() -> list[float]:
+        from tornado.httpclient import AsyncHTTPClient
+
+        AsyncHTTPClient.configure(None, max_clients=pages)  # every request at once, as a class's laptops send them
         clients = [LightClient(index, url, "", "", "") for index in range(pages)]
         try:
             await asyncio.gather(*(client.open("") for client in clients))
@@ -143,26 +146,26 @@ def page_speed(args, browser, log_dir: Path) -> dict:
     contexts = []
     try:
         result["answers"] = server.wait_ready()
-        context, page, opened = _open_timed(browser, server.url)
+        context, page, opened = open_timed(browser, server.url)
         contexts.append(context)
-        start, plot = _shown(page, opened, time.monotonic() + TIMEOUT)
+        start, plot = shown(page, opened, time.monotonic() + TIMEOUT)
         since_start = (opened - started_ms) / 1000
         result["first"] = (since_start + start, since_start + plot, start, plot)
         context.close()
         for _ in range(args.speed_pages):
-            context, page, opened = _open_timed(browser, server.url)
+            context, page, opened = open_timed(browser, server.url)
             contexts.append(context)
-            result["sequential"].append(_shown(page, opened, time.monotonic() + TIMEOUT))
+            result["sequential"].append(shown(page, opened, time.monotonic() + TIMEOUT))
             context.close()
         if args.speed_burst:
             with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
                 result["light_burst"] = pool.submit(light_burst, server.url, args.speed_burst).result(TIMEOUT)
             time.sleep(2 * SESSION_CHECK_SECONDS)  # their sessions end before the pages' burst
         before = cpu_seconds(process_groups(server))
-        opened_pages = [_open_timed(browser, server.url) for _ in range(args.speed_burst)]
+        opened_pages = [open_timed(browser, server.url) for _ in range(args.speed_burst)]
         contexts += [context for context, _, _ in opened_pages]
         deadline = time.monotonic() + TIMEOUT
-        result["burst"] = [_shown(page, opened, deadline) for _, page, opened in opened_pages]
+        result["burst"] = [shown(page, opened, deadline) for _, page, opened in opened_pages]
         result["burst_cpu"] = spent(before, cpu_seconds(process_groups(server)))
     finally:
         for context in contexts:
