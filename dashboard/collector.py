@@ -29,8 +29,6 @@ from .turns import LOOP, TURNS
 FREEZES_BEFORE_COLLECT = 10
 #: Sessions closed before the frozen garbage is collected.
 CLOSED_BEFORE_COLLECT = 8
-#: Least wait (ms) before a collection that found the event loop's turn taken is tried again.
-COLLECT_GAP_MS = 50
 
 
 class SessionCollector:
@@ -65,7 +63,7 @@ class SessionCollector:
             self._collect_when_free()
 
     def _collect_when_free(self) -> None:
-        if self._due and TURNS.claim(LOOP, self._collect_when_free, COLLECT_GAP_MS):
+        if self._due and TURNS.claim(LOOP, self._collect_when_free):
             self.collect()
 
     def collect(self) -> None:

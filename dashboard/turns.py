@@ -58,7 +58,7 @@ class OnePerTurn:
     def answered(self, session) -> None:
         self._answering.pop(id(session), None)
 
-    def claim(self, document, piece: Callable[[], None], gap_ms: int) -> bool:
+    def claim(self, document, piece: Callable[[], None], gap_ms: int = PAUSE_MS) -> bool:
         """Whether ``piece`` may run now (it then holds the turn); if not, ``piece`` is asked of ``document`` again
         when it may (``gap_ms`` later at least) and the caller must not run it now. ``document`` is a page's Bokeh
         document, or ``LOOP`` for work of no page (run by the loop itself, outside any document's lock)."""
