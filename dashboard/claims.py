@@ -2,11 +2,13 @@
 
 The audit takes about an hour (it runs the LSB authors' code too), so a served
 page shows its last recorded run — ``assets/paper_claims.json``, written by
-``python -m benchmarks paper_claims --record 1`` with the date, the settings
-and a digest of the sources it measured (a test fails when the code has
-changed since). One row per claim: the verdict (coloured), where in the paper,
-the claim and the axis its sentence names, and the three columns of evidence —
-the paper's number, the authors' code, ours, the last two with their own verdicts; the
+``python -m benchmarks paper_claims --record 1`` with the settings and, per
+claim, the date and the digest of the sources its runs loaded (a test fails
+when they have changed since). One row per claim: the verdict (coloured), where in the paper,
+the paper's own sentence (not a paraphrase: what is judged, and on which axis,
+beneath it), and the three columns of evidence —
+the paper's number, the authors' code, ours, each with its own verdict where it has one
+(the paper's when it cites its own table; ours says when it ran on a stand-in); the
 paper's sentence, the rule, the fair axes, why, and a link that replays the
 claim's preset open on demand. Nothing here runs a sampler; every recorded
 text is escaped.
@@ -27,8 +29,8 @@ from engine.presets import CLAIMS_RECORD, load_presets
 #: The evidence columns: record key (its verdict under key + "_verdict") → header.
 EVIDENCE = {"papers_number": "paper's number", "authors": "authors' code", "ours": "ours"}
 #: Background of each verdict (``samplers.diagnostics.verdicts.VERDICTS``).
-COLOURS = {"reproduced": "#d8f0d8", "weaker than claimed": "#fbe7c6", "inconclusive": "#e6e6e6",
-           "not reproduced": "#f6d0d0"}
+COLOURS = {"reproduced": "#d8f0d8", "direction reproduced, size not shown": "#e8f3d0", "weaker than claimed": "#fbe7c6",
+           "inconclusive": "#e6e6e6", "not reproduced": "#f6d0d0"}
 STYLE = """
 <style>
 table.claims {border-collapse: collapse; font-size: 14px; line-height: 1.35; width: 100%; table-layout: fixed;}
@@ -40,6 +42,8 @@ table.claims .column-verdict {display: block; font-size: 12px; margin-top: 3px; 
 table.claims .evidence {display: -webkit-box; -webkit-line-clamp: 4; -webkit-box-orient: vertical; overflow: hidden;}
 table.claims details summary {cursor: pointer; color: #1f5fa8;}
 table.claims blockquote {margin: 4px 0; padding-left: 8px; border-left: 3px solid #bbb; font-style: italic;}
+table.claims blockquote.sentence {display: -webkit-box; -webkit-line-clamp: 5; -webkit-box-orient: vertical;
+  overflow: hidden; font-style: normal;}
 </style>
 """
 #: Column widths: the verdict's column holds "inconclusive" whole at 1280 px (words wrap only between words, or are
@@ -56,19 +60,20 @@ def claims_table(rows: list[dict], replay_links: dict[str, str] | None = None) -
 
 
 def _header(key: str) -> str:
-    return EVIDENCE.get(key, key)
+    return {**EVIDENCE, "claim": "the paper's sentence"}.get(key, key)
 
 
 def _row(row: dict, replay_links: dict[str, str]) -> str:
     verdict = str(row.get("verdict") or "—")
     cells = [f'<td class="verdict" style="background:{COLOURS.get(verdict, "none")}">{_text(verdict)}</td>',
              f"<td>{_text(row.get('paper'))} · {_text(row.get('where'))}</td>",
-             f"<td>{_text(row.get('claim'))}<br><small>on {_text(row.get('axis'))}</small>{_details(row, replay_links)}"
-             "</td>"]
+             f'<td><blockquote class="sentence">{_text(row.get("quote"))}</blockquote><small>judged: '
+             f"{_text(row.get('claim'))}, on {_text(row.get('axis'))}</small>{_details(row, replay_links)}</td>"]
     for key in EVIDENCE:
         judged = row.get(f"{key}_verdict")
-        tag = (f'<span class="column-verdict" style="background:{COLOURS.get(judged, "none")}">{_text(judged)}</span>'
-               if judged else "")
+        where = " on a stand-in" if key == "ours" and row.get("stand_in") else ""
+        tag = (f'<span class="column-verdict" style="background:{COLOURS.get(judged, "none")}">{_text(judged)}'
+               f"{where}</span>" if judged else "")
         cells.append(f'<td><span class="evidence">{_text(row.get(key))}</span>{tag}</td>')
     return "<tr>" + "".join(cells) + "</tr>"
 
@@ -102,14 +107,15 @@ def replay_links(rows: list[dict]) -> dict[str, str]:
 
 
 def provenance(record: dict) -> str:
-    """One sentence (HTML, the record's values escaped): when and with which settings the table was measured, on
-    which sources."""
+    """One sentence (HTML, the record's values escaped): when (the days of its rows' measurements) and with which
+    settings the table was measured, each claim on the sources whose digest its row keeps."""
     settings = html.escape(", ".join(f"{key} {value}" for key, value in record.get("settings", {}).items()))
-    measured, digest = (html.escape(str(record.get(key, "?"))[:size]) for key, size in (("measured", 10),
-                                                                                         ("digest", 12)))
-    return (f"<p>Measured {measured} by <code>python -m benchmarks paper_claims</code> ({settings}) on the sources "
-            f"with digest <code>{digest}</code> (a test fails when the samplers, targets or audit change without a "
-            "new record). <code>python -m benchmarks paper_claims --record 1</code> measures it again.</p>")
+    days = sorted({str(row.get("measured", record.get("measured", "?")))[:10] for row in record.get("claims", [])})
+    measured = html.escape(" to ".join(dict.fromkeys(days[:1] + days[-1:])) or "?")
+    return (f"<p>Measured {measured} by <code>python -m benchmarks paper_claims</code> ({settings}), each claim with "
+            "the digest of the sources its runs loaded (a test fails when they change without a new record). "
+            "<code>python -m benchmarks paper_claims --record 1</code> measures again the claims whose sources "
+            "changed.</p>")
 
 
 class ClaimsCard(pn.viewable.Viewer):
@@ -120,10 +126,12 @@ class ClaimsCard(pn.viewable.Viewer):
     def __panel__(self):
         intro = pn.pane.Markdown(
             "Each claim is the paper's sentence, judged on the axis it names by one rule (over at least 5 "
-            "independent seeds): **reproduced**, **weaker than claimed**, **inconclusive** or **not reproduced**. "
-            "Three columns of evidence: the paper's number, the authors' own code run as published, and ours; the "
-            "row's verdict is the weakest of the last two, or *inconclusive* when ours ran on a stand-in "
-            "for the paper's model not shown equivalent. *details* shows the sentence, the rule and a replay link.",
+            "independent seeds): **reproduced** (the claimed size demonstrated), **direction reproduced, size not "
+            "shown**, **weaker than claimed**, **inconclusive** or **not reproduced**. Three columns of evidence: "
+            "the paper's own numbers (judged where it cites its own table), the authors' own code run as published, "
+            "and ours; the row's verdict is the weakest of the columns', and no better than *inconclusive* when ours "
+            "ran on a stand-in for the paper's model not shown equivalent. *details* shows the sentence, the rule "
+            "and a replay link.",
             sizing_mode="stretch_width")
         try:
             record = json.loads(self.path.read_text(encoding="utf-8"))

@@ -4,8 +4,10 @@ The run's sampler is built from the spec's ``RunConfig`` with the seed
 ``run_seed(sweep seed, run id)`` (its chains started as ``spec.start`` says)
 and stepped ``spec.steps`` times. At ``trace_points`` evenly spaced steps
 (step 0 included) it records the step, the target evaluations and the
-sampler's CPU seconds so far, and what ``spec.traced`` names for every chain:
-log p̃ and the configuration's statistic. It also records the acceptance rate
+sampler's CPU seconds so far, and what ``spec.traced`` names: for every chain
+log p̃ and the configuration's statistic, and a learning sampler's parameters
+θ of its balancing function (``balancing_state``, flattened; LSB1's four
+mixture logits show what it selects while it learns). It also records the acceptance rate
 over all steps, the kernel an adaptive sampler froze to (``frozen``, as the
 dashboard's export records it), every chain's state every ``state_every`` steps and, when
 ``kl_checkpoints`` > 0, the exact KL(P‖π) of every chain's MCMC, OPAD and
@@ -125,10 +127,11 @@ def perform(spec: RunSpec, sweep_seed: int) -> dict:
             rows.append((k, sampler.n_evals, clock.cpu_seconds(step_wall),
                          sampler.log_p.copy() if "log_prob" in spec.traced else None,
                          np.array(statistic(sampler.states, sampler.log_p), dtype=np.float64)
-                         if "statistic" in spec.traced else None))
+                         if "statistic" in spec.traced else None,
+                         _flat_balancing(sampler) if "balancing" in spec.traced else None))
         if spec.state_every and k % spec.state_every == 0:
             kept_states.append(sampler.states.copy())
-    step, evals, seconds, log_prob, values = zip(*rows)
+    step, evals, seconds, log_prob, values, balancing = zip(*rows)
     result = {"spec": json.dumps(spec.to_dict(), sort_keys=True), "sweep_seed": sweep_seed, "sampler_seed": seed,
               "trace_step": np.array(step), "trace_evals": np.array(evals), "trace_seconds": np.array(seconds),
               "acceptance": accepted / (spec.steps * sampler.n_chains), "versions": versions(),
@@ -137,6 +140,8 @@ def perform(spec: RunSpec, sweep_seed: int) -> dict:
         result["trace_log_prob"] = np.array(log_prob)
     if "statistic" in spec.traced:
         result["trace_statistic"] = np.array(values)
+    if "balancing" in spec.traced:
+        result["trace_balancing"] = np.array(balancing)
     frozen = frozen_record(sampler) if Capabilities.of(sampler).adapts else None
     if frozen is not None:
         result["frozen"] = json.dumps(frozen)  # the kernel an adaptive sampler froze to
@@ -148,3 +153,9 @@ def perform(spec: RunSpec, sweep_seed: int) -> dict:
                    **{f"kl_{kind}": table[:, j] for j, kind in enumerate(KINDS)}}
     result["wall_seconds"] = time.perf_counter() - started_wall
     return result
+
+
+def _flat_balancing(sampler) -> np.ndarray:
+    """θ of the sampler's learned balancing function, flattened (empty for a sampler that learns none)."""
+    state = sampler.balancing_state() if hasattr(sampler, "balancing_state") else {}
+    return np.concatenate([np.ravel(np.asarray(value, dtype=np.float64)) for value in state.values()] or [np.empty(0)])

@@ -26,8 +26,9 @@ from .perform import perform
 
 #: Version of the run description and result layout; part of every run's hash.
 FORMAT = 2
-#: What a run can trace at its trace points, besides the step, the evaluations and the CPU seconds so far.
-TRACEABLE = ("log_prob", "statistic")
+#: What a run can trace at its trace points, besides the step, the evaluations and the CPU seconds so far:
+#: log p̃ and the statistic of every chain, and a learned balancing function's parameters θ (LSB's, flattened).
+TRACEABLE = ("log_prob", "statistic", "balancing")
 #: How a run's chains can start: the target's random states, or over-dispersed ones (all zeros, all ones and
 #: random states in turn, ``samplers.diagnostics.convergence.over_dispersed_starts``) as a long reference run needs.
 STARTS = ("random", "over_dispersed")

@@ -11,7 +11,7 @@ import pytest
 from benchmarks.claims import lsb as c
 from benchmarks.claims.claim import NO_AUTHORS_CODE
 from benchmarks.papers import lsb_reference
-from samplers.diagnostics.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Ratio
+from samplers.diagnostics.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Ratio, judgement_from_dict
 from sweeps import ResultStore
 
 CHAINS = 3
@@ -42,7 +42,7 @@ def _seeds(lsb2_tau: float, fixed_tau=40.0, n=5, seconds=True, mu=0.0):
         runs = {label: _decay_run(fixed_tau * jitter * (1.2 if label in ("√t", "LSB1") else 1.0),
                                   10 if label == "LSB1" else 5, seconds=seconds) for label in c.LABELS[:5]}
         runs["LSB2"] = _decay_run(lsb2_tau * jitter, 20, seconds=seconds)
-        seeds.append(c.Seed(runs, mu, 0.0, np.array([0.1, 0.4, 0.1, 0.4]), 1.001))
+        seeds.append(c.Seed(runs, mu, 0.0, np.array([0.1, 0.4, 0.1, 0.4]), 1.001, 0.8))
     return seeds
 
 
@@ -143,24 +143,44 @@ def test_max_is_judged_per_case_and_the_weakest_case_decides(monkeypatch):
     assert claim.authors.text == NO_AUTHORS_CODE
 
 
-def test_table_2_claims_the_papers_own_ratio_where_it_exceeds_one(monkeypatch):
+def test_table_2_judges_lsb2_against_every_previous_function_and_the_papers_own_table(monkeypatch):
     monkeypatch.setattr(lsb_reference, "available", lambda: False)
     rng = np.random.default_rng(1)
     args = _args(sampling_iterations=400)
-    claim = c.table_2(args, c.CASE[4], c.CaseRuns(_mixing_seeds(rng, {"√t"})), None)
-    assert claim.rule == Ratio(20.11 / 7.08).rule() and "√t" in claim.claim
-    assert claim.ours.verdict == REPRODUCED  # LSB2 independent draws, √t AR(1): ESS ratio ≫ 2.84 / 1.25
-    case_2 = c.table_2(args, c.CASE[2], c.CaseRuns(_mixing_seeds(rng, {"LSB2"})), None)
-    assert case_2.rule == Ratio(1.0).rule() and "t/(1+t)" in case_2.claim  # the paper's own 0.70: a direction
-    assert case_2.ours.verdict == NOT_REPRODUCED
+    slow = set(c.PREVIOUS)  # every previous function AR(1), LSB2 independent draws
+    case_4 = c.table_2(args, c.CASE[4], c.CaseRuns(_mixing_seeds(rng, slow)), None)
+    assert case_4.rule.startswith(Ratio(1.0).rule()) and "each previous function" in case_4.rule
+    assert [j.label for j in case_4.ours.judged] == [f"case 4: LSB2 / {label}" for label in c.PREVIOUS]
+    assert case_4.ours.verdict == REPRODUCED and case_4.papers.verdict == REPRODUCED  # the table: 20.11 / 7.08
+    assert case_4.verdict == REPRODUCED
+    one_fast = c.table_2(args, c.CASE[4], c.CaseRuns(_mixing_seeds(rng, slow - {"LSB1"})), None)
+    assert one_fast.ours.verdict == INCONCLUSIVE and "LSB1" in one_fast.ours.text  # the weakest comparator decides
+    case_2 = c.table_2(args, c.CASE[2], c.CaseRuns(_mixing_seeds(rng, slow)), None)
+    assert case_2.ours.verdict == REPRODUCED
+    assert case_2.papers.verdict == NOT_REPRODUCED and case_2.verdict == NOT_REPRODUCED  # its table: 2.30 vs 3.30
+    assert "0.697 [0.656, 0.741]" in case_2.papers.text
+    stored = case_2.row()["judged"]["papers_number"]["judged"][0]
+    assert judgement_from_dict(stored).verdict == NOT_REPRODUCED and stored["evidence"]["a"] == [2.30, 0.29]
 
 
-def test_lsb1_must_hold_in_every_case_of_every_seed(monkeypatch):
+def test_the_caption_is_significance_against_each_other_function_in_every_case(monkeypatch):
     monkeypatch.setattr(lsb_reference, "available", lambda: False)
-    cases = {case.number: (c.CaseRuns(_seeds(5.0)), None) for case in c.CASES}  # 0.8 on √t and max{1,t}
+    rng = np.random.default_rng(2)
+    args = _args(sampling_iterations=400)
+    cases = {case.number: (c.CaseRuns(_mixing_seeds(rng, {"max{1,t}"})), None) for case in c.CASES}
+    claim = c.max_claim(args, cases)
+    assert len(claim.ours.judged) == 4 * 5 and claim.ours.verdict == REPRODUCED
+    assert "significance against each other function" in claim.rule
+    assert claim.papers.verdict == INCONCLUSIVE  # case 4's table: min{1,t} 1.74 ± 0.26 against max{1,t} 1.74 ± 0.51
+    assert claim.verdict == INCONCLUSIVE
+
+
+def test_lsb1_must_hold_during_most_of_its_burn_in_in_every_case_of_every_seed(monkeypatch):
+    monkeypatch.setattr(lsb_reference, "available", lambda: False)
+    cases = {case.number: (c.CaseRuns(_seeds(5.0)), None) for case in c.CASES}  # 0.8 of the burn-in unbounded
     assert c.lsb1_claim(_args(), cases).ours.verdict == REPRODUCED
     seeds = _seeds(5.0)
-    seeds[2] = c.Seed(seeds[2].runs, 0.0, 0.0, np.array([0.5, 0.2, 0.2, 0.1]))  # bounded functions win
+    seeds[2] = c.Seed(seeds[2].runs, 0.0, 0.0, np.array([0.1, 0.4, 0.1, 0.4]), 1.0, 0.3)  # bounded most of it
     cases[2] = (c.CaseRuns(seeds), None)
     assert c.lsb1_holds([runs for runs, _ in cases.values()]) == [True, True, False, True, True]
     assert c.lsb1_claim(_args(), cases).verdict == NOT_REPRODUCED
@@ -168,11 +188,53 @@ def test_lsb1_must_hold_in_every_case_of_every_seed(monkeypatch):
     assert c.lsb1_claim(_args(), few).ours.verdict == INCONCLUSIVE
 
 
+def test_the_share_of_burn_in_is_read_from_the_path_of_lsb1s_weights():
+    path = np.array([[0.1, 0.5, 0.1, 0.3], [0.4, 0.1, 0.4, 0.1], [0.2, 0.2, 0.2, 0.4], [0.3, 0.3, 0.3, 0.1]])
+    assert c.unbounded_share(path) == pytest.approx(0.5)  # rows 0 and 2 exceed ½ on √t + max{1,t}
+    logits = np.log(path)
+    assert np.allclose(c._softmax(logits), path)
+
+
+def test_lsb1_in_case_4_must_leave_max_and_mix_better_than_it(monkeypatch):
+    monkeypatch.setattr(lsb_reference, "available", lambda: False)
+    rng = np.random.default_rng(3)
+    args = _args(sampling_iterations=400)
+    cases = {4: (c.CaseRuns(_mixing_seeds(rng, {"max{1,t}"})), None)}  # final weights 0.4, 0.1, 0.4, 0.1
+    claim = c.lsb1_case_4_claim(args, cases)
+    assert claim.ours.verdict == REPRODUCED and claim.papers.verdict == REPRODUCED  # 2.52 vs 1.74 over 30 chains
+    stuck = [c.Seed(seed.runs, 0.0, 0.0, np.array([0.1, 0.1, 0.1, 0.7])) for seed in cases[4][0].seeds]
+    assert c.lsb1_case_4_claim(args, {4: (c.CaseRuns(stuck), None)}).ours.verdict == NOT_REPRODUCED
+
+
+def _agreement_run(approach: float, iterations: int, evaluations_per_iteration: float) -> c.Run:
+    """A run whose agreement with the truth rises from ½ towards 1 as 1 − ½ exp(−t / approach)."""
+    t = np.arange(iterations + 1, dtype=float)
+    values = (1 - 0.5 * np.exp(-t / approach))[:, None] * np.ones(CHAINS)
+    return c.Run(values, {"iterations": t, "evaluations": t * evaluations_per_iteration * CHAINS})
+
+
+def test_figure_3_compares_the_disagreement_with_the_truth_after_its_iterations(monkeypatch):
+    args = _args(iterations=300)
+    faster = [{**{label: _agreement_run(200.0 * (1 + 0.01 * s), 1200, 5.0) for label in c.FIXED},
+               "LSB2": _agreement_run(50.0 * (1 + 0.01 * s), 1200, 20.0)} for s in range(5)]
+    monkeypatch.setattr(c, "figure_3_seeds", lambda store, args, case: faster)
+    claim = c.figure_3_claim(args, store=None)
+    assert len(claim.ours.judged) == 8 and claim.ours.verdict == REPRODUCED
+    ratio = c.figure_3_ratios(faster, "√t", "iterations", 300)[0]
+    assert ratio == pytest.approx(np.exp(-300 / 200) / np.exp(-300 / 50))
+    assert claim.authors.verdict is None and "agreement" in claim.authors.text
+    monkeypatch.setattr(c, "figure_3_seeds", lambda store, args, case: "2 of Fig. 3's runs failed")
+    assert c.figure_3_claim(args, store=None).ours.verdict == INCONCLUSIVE
+
+
 def test_audit_runs_follow_the_authors_schedule(monkeypatch, tmp_path):
     monkeypatch.setattr(lsb_reference, "REFERENCE_DIR", tmp_path / "absent")
     args = _args(seeds=2, iterations=2000, sampling_iterations=50)
     runs = c.audit_runs(args)
-    assert len(runs) == len({run.run_id for run in runs}) == 4 * 2 * 7
+    assert len(runs) == len({run.run_id for run in runs}) == 4 * 2 * 7 + 2 * 2 * len(c.FIGURE_3_LABELS)
+    lsb1 = c.case_runs(args, c.CASE[1], 0)["LSB1"]
+    assert lsb1.traced == ("statistic", "balancing") and c.case_runs(args, c.CASE[1], 0)["√t"].traced == ("statistic",)
+    assert c.figure_3_runs(args, c.CASE[3], 0)["LSB2"].config.statistic == "agreement"
     lsb2 = c.case_runs(args, c.CASE[4], 0)["LSB2"].config.sampler_params
     assert lsb2["burn_in"] == 800 and lsb2["learning_moves"] == 2 and lsb2["parametrization"] == "lsb2"
     assert c.case_runs(args, c.CASE[3], 1)["√t"].config.target_params["seed"] == 1  # a field per seed

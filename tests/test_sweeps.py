@@ -79,6 +79,17 @@ def test_a_run_records_traces_acceptance_and_exact_kl(tmp_path):
     assert RunSpec.from_dict(__import__("json").loads(result["spec"])) == sweep.runs[0]
 
 
+def test_a_run_traces_the_balancing_function_lsb1_learns(tmp_path):
+    config = RunConfig(target="ising_segmentation", target_params={"size": 6}, sampler="lsb",
+                       sampler_params={"parametrization": "lsb1", "burn_in": 4}, n_chains=2, statistic="agreement")
+    sweep = Sweep("learning", 0, (RunSpec(config, steps=6, trace_points=7, traced=("statistic", "balancing")),))
+    result = run_sweep(sweep, tmp_path, workers=0, progress=False).store.read(sweep.runs[0].run_id)
+    logits = result["trace_balancing"]
+    assert logits.shape == (7, 4) and np.all(logits[0] == 0)  # four mixture logits, uniform before learning
+    assert np.any(logits[4] != 0) and np.array_equal(logits[4], logits[6])  # learned for 4 steps, then frozen
+    assert result["trace_statistic"].shape == (7, 2)
+
+
 # -- stored and resumable ------------------------------------------------------------------------------------
 def test_an_interrupted_sweep_computes_only_the_missing_runs_when_started_again(tmp_path):
     sweep = small_sweep()

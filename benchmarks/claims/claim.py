@@ -6,37 +6,39 @@ plotting axis beside it in ``plotted`` where it differs) and is judged by one
 written criterion (``samplers.diagnostics.verdicts``) on that axis, in up to three
 columns:
 
-* the paper's number (``papers_number``);
+* the paper's number (``papers_number``), judged (``papers``) where the paper
+  cites its own table as evidence: a paper whose numbers contradict its
+  sentence is a finding;
 * the authors' own code run as published (``authors``), where it exists in
   ``../shared/reference/`` — otherwise its verdict is None and the column says
   so;
 * our implementation (``ours``), with the fair axes (moves, target
   evaluations, CPU seconds) always shown beside it (``fair``).
 
-The row's verdict (``verdict``) is the weakest of the columns' verdicts, so a
-claim the authors' own code contradicts never reads *reproduced*. Where our
-model cannot be the paper's, ``stand_in`` says what stands in and the verdict
-stays *inconclusive* unless ``equivalent`` argues the stand-in is the same
-experiment.
+The row's verdict (``verdict``) is the weakest of the columns' verdicts,
+always, so a claim the authors' own code (or the paper's own table)
+contradicts never reads *reproduced*. Where our model cannot be the paper's,
+``stand_in`` says what stands in, and unless ``equivalent`` argues the
+stand-in is the same experiment it caps the row at *inconclusive*: it can
+lower a verdict to that, never lift a weaker one.
 
-The record (``assets/paper_claims.json``) also stores a digest of the sources
-it measured (``source_digest``), so a test notices when the code has changed
-since.
+Every column's verdict is derived from its judgements (``Evidence.judged``:
+``samplers.diagnostics.verdicts.Judgement``, a criterion and the numbers it
+judged), stored in the record at full precision, so that a test can judge the
+record again from its numbers alone; a column that could not be measured says
+why (``missing``) and counts as *inconclusive*.
+
+In the record (``assets/paper_claims.json``) each row also keeps the digest of
+the sources its runs loaded (``benchmarks.claims.freshness``), so a test
+notices when the code has changed since.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from samplers.diagnostics.verdicts import INCONCLUSIVE, VERDICTS, weakest
+from samplers.diagnostics.verdicts import INCONCLUSIVE, Criterion, Judgement, judgement_from_dict, weakest
 
-ROOT = Path(__file__).resolve().parents[2]
-#: The sources whose results the record holds: the samplers, the targets, the audit and the paper experiments it
-#: runs. The run plumbing the audit also goes through (``engine``'s configuration and session, ``sweeps``) is left
-#: out, so that work on the page does not stale the record; its own tests pin what it hands the samplers.
-MEASURED_SOURCES = ("samplers/**/*.py", "targets/**/*.py", "benchmarks/claims/*.py", "benchmarks/papers/*.py")
 #: Said in the authors' column of a claim whose paper published no code (nothing in ``../shared/reference``).
 NO_AUTHORS_CODE = "no code of the authors' in ../shared/reference"
 #: The command that re-records the audit the dashboard shows.
@@ -45,15 +47,38 @@ RECORD_COMMAND = "python -m benchmarks paper_claims --record 1"
 
 @dataclass(frozen=True)
 class Evidence:
-    """One column of a claim: what was measured, in words with its numbers, and its verdict (None: no evidence of
-    this kind exists, e.g. no published code)."""
+    """One column of a claim: what was measured, in words with its numbers, the judgements its verdict derives
+    from, and what could not be measured (``missing``: counts as inconclusive). No judgement and nothing missing:
+    no evidence of this kind exists (e.g. no published code), and the column has no verdict."""
 
     text: str
-    verdict: str | None = None
+    judged: tuple[Judgement, ...] = ()
+    missing: str = ""
 
     def __post_init__(self):
-        if self.verdict is not None and self.verdict not in VERDICTS:
-            raise ValueError(f"not a verdict: {self.verdict!r}; verdicts are {VERDICTS}")
+        if not all(isinstance(judgement, Judgement) for judgement in self.judged):
+            raise TypeError(f"a column's verdict is derived from judgements (samplers.diagnostics.verdicts."
+                            f"Judgement), never stated: got {self.judged!r}")
+
+    @classmethod
+    def judging(cls, text: str, criterion: Criterion, evidence, label: str = "") -> Evidence:
+        """A column of one judgement."""
+        return cls(text, (Judgement(label, criterion, evidence),))
+
+    @classmethod
+    def not_measured(cls, why: str) -> Evidence:
+        return cls(f"not measured: {why}", missing=why)
+
+    @property
+    def verdict(self) -> str | None:
+        """The weakest of the judgements' verdicts (and inconclusive for what is missing); None without either."""
+        if not self.judged and not self.missing:
+            return None
+        return weakest(*(judgement.verdict for judgement in self.judged), *([INCONCLUSIVE] if self.missing else []))
+
+    def record(self) -> dict:
+        """The record's form: each judgement with its numbers, and what is missing."""
+        return {"judged": [judgement.as_dict() for judgement in self.judged], "missing": self.missing}
 
 
 @dataclass(frozen=True)
@@ -75,32 +100,61 @@ class Claim:
     equivalent: str = ""
     reason: str = ""
     replay: str = ""
+    papers: Evidence | None = None
     details: list[str] = field(default_factory=list, compare=False)
     figures: list = field(default_factory=list, compare=False)
 
     @property
+    def columns(self) -> dict[str, Evidence]:
+        """The columns that exist, by record key: the paper's numbers (where judged), the authors' code, ours."""
+        found = {"papers_number": self.papers, "authors": self.authors, "ours": self.ours}
+        return {key: column for key, column in found.items() if column is not None}
+
+    @property
+    def capped(self) -> bool:
+        """Whether ours ran on a stand-in not argued equivalent (which caps the row at inconclusive)."""
+        return bool(self.stand_in) and not self.equivalent
+
+    @property
     def verdict(self) -> str:
-        """The weakest of the columns' verdicts; inconclusive on a stand-in not argued equivalent."""
-        found = [column.verdict for column in (self.authors, self.ours) if column.verdict is not None]
-        combined = weakest(*found)
-        return INCONCLUSIVE if self.stand_in and not self.equivalent else combined
+        """The weakest of the columns' verdicts, always; a stand-in not argued equivalent caps it at inconclusive
+        (never lifts it)."""
+        combined = weakest(*(column.verdict for column in self.columns.values() if column.verdict is not None))
+        return weakest(combined, INCONCLUSIVE) if self.capped else combined
 
     @property
     def verdict_text(self) -> str:
-        """The verdict with each column's: e.g. "not reproduced (authors' code: not reproduced; ours: weaker than
-        claimed)"."""
-        parts = [f"authors' code: {self.authors.verdict}"] if self.authors.verdict is not None else []
-        parts.append(f"ours: {self.ours.verdict}" + (" on a stand-in" if self.stand_in else ""))
-        return f"{self.verdict} ({'; '.join(parts)})"
+        """The verdict with each column's: e.g. "not reproduced (paper's numbers: not reproduced; authors' code:
+        inconclusive; ours: direction reproduced, size not shown)"."""
+        names = {"papers_number": "paper's numbers", "authors": "authors' code", "ours": "ours"}
+        parts = [f"{names[key]}: {column.verdict}" + (" on a stand-in" if key == "ours" and self.stand_in else "")
+                 for key, column in self.columns.items() if column.verdict is not None]
+        cap = ("; a stand-in not shown equivalent caps the row at inconclusive"
+               if self.capped and weakest(*(column.verdict for column in self.columns.values()
+                                            if column.verdict is not None)) != self.verdict else "")
+        return f"{self.verdict} ({'; '.join(parts)}{cap})"
 
     def row(self) -> dict:
         """The record's row (what the dashboard's claims card shows)."""
         return {"paper": self.paper, "where": self.where, "quote": self.quote, "claim": self.claim,
                 "axis": self.axis, "plotted": self.plotted, "rule": self.rule, "papers_number": self.papers_number,
+                "papers_number_verdict": self.papers.verdict if self.papers else None,
                 "authors": self.authors.text, "authors_verdict": self.authors.verdict, "ours": self.ours.text,
                 "ours_verdict": self.ours.verdict, "fair": self.fair, "stand_in": self.stand_in,
                 "equivalent": self.equivalent, "reason": self.reason, "replay": self.replay,
-                "verdict": self.verdict, "verdict_text": self.verdict_text}
+                "verdict": self.verdict, "verdict_text": self.verdict_text,
+                "judged": {key: column.record() for key, column in self.columns.items()}}
+
+
+def judge_again(row: dict) -> dict[str, str | None]:
+    """A recorded row's verdicts derived again from its stored numbers alone (``row()["judged"]``): each column's
+    (key + "_verdict") and the row's ("verdict"), by the rules ``Evidence.verdict`` and ``Claim.verdict`` apply."""
+    columns = {key: Evidence("", tuple(map(judgement_from_dict, stored["judged"])), stored["missing"]).verdict
+               for key, stored in row["judged"].items()}
+    combined = weakest(*(verdict for verdict in columns.values() if verdict is not None))
+    capped = bool(row["stand_in"]) and not row["equivalent"]
+    return {**{f"{key}_verdict": verdict for key, verdict in columns.items()},
+            "verdict": weakest(combined, INCONCLUSIVE) if capped else combined}
 
 
 #: The verdict table's columns: row key → header.
@@ -123,7 +177,8 @@ def claim_section(claim: Claim) -> str:
     head = [f"## {claim.paper}, {claim.where}: {claim.claim}", "", f"> {claim.quote}", "",
             f"- **Axis the sentence names:** {claim.axis}" + (f" (the paper plots {claim.plotted})"
                                                               if claim.plotted else ""),
-            f"- **Criterion:** {claim.rule}", f"- **Paper's number:** {claim.papers_number}",
+            f"- **Criterion:** {claim.rule}", f"- **Paper's number:** {claim.papers_number}" + (
+                f" → *{claim.papers.verdict}*" if claim.papers and claim.papers.verdict else ""),
             f"- **Authors' code:** {claim.authors.text}" + (f" → *{claim.authors.verdict}*"
                                                             if claim.authors.verdict else ""),
             f"- **Ours:** {claim.ours.text} → *{claim.ours.verdict}*", f"- **Ours on fair axes:** {claim.fair}"]
@@ -132,14 +187,6 @@ def claim_section(claim: Claim) -> str:
                                                           if claim.equivalent else ""))
     head += [f"- **Verdict:** {claim.verdict_text}" + (f" — {claim.reason}" if claim.reason else ""), ""]
     return "\n".join(head + claim.details)
-
-
-def source_digest(root: Path = ROOT) -> str:
-    """SHA-256 of the measured sources (``MEASURED_SOURCES``): every file's path relative to ``root`` and bytes."""
-    digest = hashlib.sha256()
-    for path in sorted({path for pattern in MEASURED_SOURCES for path in root.glob(pattern)}):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
 
 
 def _cell(value) -> str:

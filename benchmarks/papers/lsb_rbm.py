@@ -38,6 +38,14 @@ SAMPLERS = {
     "Gibbs-2": ("block_gibbs", {"block_size": 2}),
     "HB-10-1": ("hamming_ball", {"block_size": 10, "radius": 1}),
 }
+#: Appendix F's other block samplers (Figs. 8–9, Table 4): Gibbs-X samples a block of X sites from its 2^X values,
+#: HB-X-Y a block of X sites from the Hamming ball of radius Y around an auxiliary draw (footnote 7 of §5.2).
+APPENDIX_F = {
+    "Gibbs-4": ("block_gibbs", {"block_size": 4}),
+    "Gibbs-10": ("block_gibbs", {"block_size": 10}),
+    "HB-10-2": ("hamming_ball", {"block_size": 10, "radius": 2}),
+    "HB-10-3": ("hamming_ball", {"block_size": 10, "radius": 3}),
+}
 COLUMNS = {"final_mmd": "final MMD²", **MIXING_COLUMNS}
 WINDOW = 10  # snapshots pooled for one MMD estimate
 EVERY = 25  # steps between snapshots

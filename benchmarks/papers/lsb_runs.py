@@ -63,15 +63,16 @@ class RunResult:
 
 
 def mixing_run(label: str, target: str, target_params: dict, sampler: str, params: dict, statistic: str, *,
-               chains: int, replicate: int, burn_in: int, steps: int, state_every: int = 0) -> RunSpec:
+               chains: int, replicate: int, burn_in: int, steps: int, state_every: int = 0,
+               traced: tuple[str, ...] = ("statistic",)) -> RunSpec:
     """Replicate ``replicate`` of ``burn_in`` + ``steps`` steps of ``sampler`` (LSB/FLSB learn during the burn-in),
-    the statistic (a ``engine.statistics`` name) traced at every step, and every chain's state every
-    ``state_every`` steps when > 0."""
+    what ``traced`` names (the statistic, a ``engine.statistics`` name; an LSB's θ) at every step, and every
+    chain's state every ``state_every`` steps when > 0."""
     if sampler in ("lsb", "flsb"):
         params = {"burn_in": burn_in, **params}
     config = RunConfig(target=target, target_params=target_params, sampler=sampler, sampler_params=params,
                        n_chains=chains, seed=replicate, statistic=statistic)
-    return RunSpec(config, burn_in + steps, trace_points=burn_in + steps + 1, traced=("statistic",),
+    return RunSpec(config, burn_in + steps, trace_points=burn_in + steps + 1, traced=traced,
                    state_every=state_every, label=label)
 
 

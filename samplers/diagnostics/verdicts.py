@@ -18,23 +18,35 @@ and a seed that cannot give a ratio (0/0, 0, ∞, NaN) makes the evidence not
 decisive rather than being left out.
 
 The verdicts, strongest first (``VERDICTS``), for a claimed ratio r
-(``Ratio``):
+(``Ratio``), with the reach r / ``SHORTFALL``:
 
 * *not reproduced*: hi ≤ 1 — no effect, or the reverse;
 * *inconclusive*: lo ≤ 1 < hi, or the evidence is not decisive;
 * *weaker than claimed*: lo > 1 and hi < r / ``SHORTFALL`` — an effect in the
   claimed direction, clearly smaller than the paper says;
-* *reproduced*: lo > 1 and hi ≥ r / ``SHORTFALL`` — the effect is there and
-  the claimed size is within the data's reach.
+* *direction reproduced, size not shown*: lo > 1 and lo < r / ``SHORTFALL`` ≤
+  hi — the effect is there and the claimed size is consistent with the data,
+  but not demonstrated by it;
+* *reproduced*: lo ≥ r / ``SHORTFALL`` (and lo > 1) — the claimed size, give or
+  take ``SHORTFALL``, is demonstrated.
 
 A claim with no number but a strong word ("much fewer", "markedly faster":
 ``Much``) is read as the claimed ratio ``MUCH`` and judged by the same rule, so
 it is never held to more than a claim that names a larger number; "faster",
-"outperforms" with no size is ``Ratio(1)``. Claims
+"outperforms" with no size is ``Ratio(1)``. A claim of significance
+("significantly worse in statistical terms than the other functions":
+``Significant``) is a direction claimed against each comparator the sentence
+names, each judged as ``Ratio(1)``, the weakest deciding. Claims
 of another shape get their own written criterion: ``Similar`` (within a
 factor), ``NotWorse`` (stable or improving) and ``Always`` (a property every
 seed must show). Every criterion says its rule in words (``rule``), printed
-next to the claim.
+next to the claim, and is stored with its evidence's numbers (``Judgement``:
+``as_dict`` / ``judgement_from_dict``) so that a record can be judged again.
+
+Where a paper gives its own numbers as a mean ± sd over the chains of one run
+(LSB's Table 2), ``SummaryRatio`` is the ratio of two such means with its 95 %
+interval (the delta method on log ρ, Welch's degrees of freedom): the paper's
+own numbers judged by the same criterion as ours.
 
 Several verdicts on one claim combine to the weakest (``weakest``): a claim
 made "consistently" must hold at every checkpoint, and a claim the authors'
@@ -43,6 +55,7 @@ own code contradicts can never read *reproduced*.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -51,11 +64,12 @@ import numpy as np
 from scipy import stats
 
 #: The verdicts, strongest first.
-VERDICTS = ("reproduced", "weaker than claimed", "inconclusive", "not reproduced")
-REPRODUCED, WEAKER, INCONCLUSIVE, NOT_REPRODUCED = VERDICTS
+VERDICTS = ("reproduced", "direction reproduced, size not shown", "weaker than claimed", "inconclusive",
+            "not reproduced")
+REPRODUCED, DIRECTION, WEAKER, INCONCLUSIVE, NOT_REPRODUCED = VERDICTS
 #: Independent seeds a decisive interval needs at least.
 MIN_SEEDS = 5
-#: A claimed size r is within the data's reach when hi ≥ r / SHORTFALL.
+#: A claimed size r is demonstrated when lo ≥ r / SHORTFALL, within the data's reach when hi ≥ r / SHORTFALL.
 SHORTFALL = 1.25
 #: The lower end a claim with no number but a strong word ("much", "markedly") needs.
 MUCH = 1.5
@@ -86,7 +100,7 @@ class RatioEvidence:
 
     def __str__(self) -> str:
         if self.decisive:
-            return f"{_number(self.centre)} [{_number(self.low)}, {_number(self.high)}] ({self.n} seeds)"
+            return f"{_number(self.centre)} [{_bound(self.low)}, {_bound(self.high)}] ({self.n} seeds)"
         shown = ", ".join(_number(v) for v in self.values) or "no seed"
         why = (f"{self.n} of the {MIN_SEEDS} seeds needed" if self.n < MIN_SEEDS
                else "a seed gave no finite, positive ratio")
@@ -95,8 +109,53 @@ class RatioEvidence:
     def as_dict(self) -> dict:
         """The record's form: the per-seed ratios and the interval (None where not decisive)."""
         finite = self.decisive
-        return {"values": [_json_number(v) for v in self.values], "centre": self.centre if finite else None,
-                "low": self.low if finite else None, "high": self.high if finite else None}
+        return {"kind": "seeds", "values": [_json_number(v) for v in self.values],
+                "centre": self.centre if finite else None, "low": self.low if finite else None,
+                "high": self.high if finite else None}
+
+
+@dataclass(frozen=True)
+class SummaryRatio:
+    """The ratio of two means a / b each given as mean ± sd over ``n`` chains of one run (a paper's table), with its
+    95 % interval: log ρ ± t_{0.975, ν} · √(v_a + v_b), v = (sd / mean)² / n (the delta method), ν Welch's degrees
+    of freedom. Decisive with at least ``MIN_SEEDS`` chains, as ``RatioEvidence`` with seeds."""
+
+    a: tuple[float, float]
+    b: tuple[float, float]
+    n: int
+    level: float = LEVEL
+
+    @property
+    def _spread(self) -> tuple[float, float]:
+        (mean_a, sd_a), (mean_b, sd_b) = self.a, self.b
+        v_a, v_b = (sd_a / mean_a) ** 2 / self.n, (sd_b / mean_b) ** 2 / self.n
+        freedom = (v_a + v_b) ** 2 / ((v_a ** 2 + v_b ** 2) / (self.n - 1)) if v_a + v_b > 0 else math.inf
+        return math.sqrt(v_a + v_b), float(stats.t.ppf(0.5 + self.level / 2, freedom))
+
+    @property
+    def decisive(self) -> bool:
+        return self.n >= MIN_SEEDS and min(self.a[0], self.b[0]) > 0
+
+    @property
+    def centre(self) -> float:
+        return self.a[0] / self.b[0]
+
+    @property
+    def low(self) -> float:
+        error, t = self._spread
+        return self.centre * math.exp(-t * error)
+
+    @property
+    def high(self) -> float:
+        error, t = self._spread
+        return self.centre * math.exp(t * error)
+
+    def __str__(self) -> str:
+        return f"{_number(self.centre)} [{_bound(self.low)}, {_bound(self.high)}] (mean ± sd over {self.n} chains)"
+
+    def as_dict(self) -> dict:
+        return {"kind": "summary", "a": list(self.a), "b": list(self.b), "n": self.n, "centre": self.centre,
+                "low": self.low, "high": self.high}
 
 
 def ratio_evidence(ratios, level: float = LEVEL) -> RatioEvidence:
@@ -142,6 +201,10 @@ def _without_effect(evidence: RatioEvidence) -> str | None:
 class Criterion(ABC):
     """How a claim of one shape is judged from its evidence, and that rule in words."""
 
+    def as_dict(self) -> dict:
+        """The record's form: the criterion's kind and its parameters (``criterion_from_dict`` reads it back)."""
+        return {"kind": type(self).__name__, **dataclasses.asdict(self)}
+
     @abstractmethod
     def judge(self, evidence) -> str:
         """One of ``VERDICTS``."""
@@ -157,17 +220,22 @@ class Ratio(Criterion):
 
     claimed: float = 1.0
 
-    def judge(self, evidence: RatioEvidence) -> str:
-        return _without_effect(evidence) or (REPRODUCED if evidence.high >= self.claimed / SHORTFALL else WEAKER)
+    def judge(self, evidence: RatioEvidence | SummaryRatio) -> str:
+        reach = self.claimed / SHORTFALL
+        if found := _without_effect(evidence):
+            return found
+        if evidence.low >= reach:
+            return REPRODUCED
+        return DIRECTION if evidence.high >= reach else WEAKER
 
     def rule(self) -> str:
         seeds = f"95 % interval [lo, hi] of the ratio over ≥ {MIN_SEEDS} seeds (> 1 favours the claim)"
         if self.claimed / SHORTFALL <= 1:
             return f"{seeds}: reproduced if lo > 1; inconclusive if lo ≤ 1 < hi; not reproduced if hi ≤ 1"
         reach = _number(self.claimed / SHORTFALL)
-        return (f"claimed {_number(self.claimed)}×; {seeds}: reproduced if lo > 1 and hi ≥ {reach} (the claim / "
-                f"{SHORTFALL:g}); weaker than claimed if lo > 1 and hi < {reach}; inconclusive if lo ≤ 1 < hi; not "
-                "reproduced if hi ≤ 1")
+        return (f"claimed {_number(self.claimed)}×; {seeds}: reproduced if lo ≥ {reach} (the claim / {SHORTFALL:g}: "
+                f"the size demonstrated); direction reproduced, size not shown if 1 < lo < {reach} ≤ hi; weaker "
+                f"than claimed if lo > 1 and hi < {reach}; inconclusive if lo ≤ 1 < hi; not reproduced if hi ≤ 1")
 
 
 @dataclass(frozen=True)
@@ -178,6 +246,18 @@ class Much(Ratio):
 
     def rule(self) -> str:
         return f"no number, a strong word, read as {_number(self.claimed)}×: " + super().rule()
+
+
+@dataclass(frozen=True)
+class Significant(Ratio):
+    """A claim of significance against each comparator a sentence names ("significantly worse in statistical terms
+    than the other functions"): each comparator's ratio judged as ``Ratio(1)``, the weakest deciding."""
+
+    claimed: float = 1.0
+    against: str = "each comparator"
+
+    def rule(self) -> str:
+        return (f"significance against {self.against}, the weakest deciding; per comparator: " + super().rule())
 
 
 @dataclass(frozen=True)
@@ -229,6 +309,7 @@ class Always(Criterion):
 
     def judge(self, evidence) -> str:
         """``evidence``: per seed, whether it showed the property (NaN: it could not be told)."""
+        evidence = list(evidence)
         known = [bool(v) for v in evidence if not math.isnan(float(v))]
         if not all(known):
             return NOT_REPRODUCED
@@ -237,6 +318,56 @@ class Always(Criterion):
     def rule(self) -> str:
         return (f"always: {self.what} in every one of ≥ {MIN_SEEDS} seeds to reproduce; not reproduced if any seed "
                 "fails; inconclusive with fewer seeds, or a seed where it could not be told")
+
+
+#: The criteria a record may name (``criterion_from_dict``).
+CRITERIA = {kind.__name__: kind for kind in (Ratio, Much, Significant, Similar, NotWorse, Always)}
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One criterion applied to one evidence (``label`` says to what: a case, a comparator, a checkpoint). A
+    column's verdict is the weakest of its judgements; the record stores each with its numbers, so the verdict can
+    be derived again from the record alone."""
+
+    label: str
+    criterion: Criterion
+    evidence: object  # RatioEvidence, SummaryRatio, or per seed a flag (Always)
+
+    @property
+    def verdict(self) -> str:
+        return self.criterion.judge(self.evidence)
+
+    def as_dict(self) -> dict:
+        evidence = (self.evidence.as_dict() if hasattr(self.evidence, "as_dict")
+                    else {"kind": "flags", "values": [_json_number(float(v)) for v in self.evidence]})
+        return {"label": self.label, "criterion": self.criterion.as_dict(), "evidence": evidence,
+                "verdict": self.verdict}
+
+
+def weakest_judgement(judged) -> Judgement:
+    """The judgement that decides a column: the weakest verdict (``weakest``), and among those the smallest ratio's
+    centre (flags and evidence that is not decisive count as the smallest)."""
+    def centre(judgement: Judgement) -> float:
+        value = getattr(judgement.evidence, "centre", math.nan)
+        return value if math.isfinite(value) else -math.inf
+
+    return max(judged, key=lambda judgement: (VERDICTS.index(judgement.verdict), -centre(judgement)))
+
+
+def judgement_from_dict(record: dict) -> Judgement:
+    """A stored ``Judgement`` read back: its criterion, and its evidence computed again from the stored inputs
+    (per-seed ratios, a table's means and sds, per-seed flags), never from a stored interval."""
+    fields = dict(record["criterion"])
+    criterion = CRITERIA[fields.pop("kind")](**fields)
+    evidence = record["evidence"]
+    if evidence["kind"] == "seeds":
+        found = ratio_evidence([_from_json_number(v) for v in evidence["values"]])
+    elif evidence["kind"] == "summary":
+        found = SummaryRatio(tuple(evidence["a"]), tuple(evidence["b"]), int(evidence["n"]))
+    else:
+        found = [_from_json_number(v) for v in evidence["values"]]
+    return Judgement(record["label"], criterion, found)
 
 
 def weakest(*verdicts: str) -> str:
@@ -261,6 +392,22 @@ def _number(value: float) -> str:
     return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
 
 
+def _bound(value: float) -> str:
+    """An interval's end for a sentence: as ``_number``, with as many more digits as it takes not to read 1 when it
+    is not 1 (0.9997 is below 1, and a verdict may hang on it)."""
+    text = _number(value)
+    digits = 4
+    while math.isfinite(value) and value != 1 and float(text.replace(",", "")) == 1 and digits <= 12:
+        text, digits = f"{value:.{digits}g}", digits + 1
+    return text
+
+
 def _json_number(value: float):
     """A float for JSON (which has no NaN or ∞): the float, or its name."""
     return value if math.isfinite(value) else _number(value)
+
+
+def _from_json_number(value) -> float:
+    """``_json_number`` read back."""
+    names = {"NaN": math.nan, "∞": math.inf, "−∞": -math.inf}
+    return names[value] if isinstance(value, str) else float(value)
