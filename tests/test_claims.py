@@ -37,7 +37,14 @@ HEADLINES = [
     *(("OPAD", f"Fig. {panel}", "1/10–1/1000")
       for panel in ("1(a)", "1(b)", "2(a–b)", "3(a)", "3(b)", "3(c)", "4(a)", "4(b)", "4(c)")),
     ("OPAD", "Figs. 1–4", "OPAD+ consistently beats OPAD"), ("OPAD", "Figs. 1–4", "stable or grows"),
-    ("OPAD", "§3.1", "no extra target evaluation")]
+    ("OPAD", "§3.1", "no extra target evaluation"), ("OPAD", "§3.1", "no significant CPU time"),
+    # the headlines a referee found missing
+    ("LSB", "Abstract", "recent local samplers"), ("LSB", "Figure 3", "ground truth"),
+    ("LSB", "Table 2, case 4", "LSB1 ends case 4's burn-in away from max{1,t}"), ("LSB", "§5.2 (RBM)", "overhead"),
+    ("LSB", "Appendix F", "Gibbs-4"), ("Intracluster", "§5 (conclusion): outperforms", "significant margin"),
+    ("Intracluster", "the trade-off", "IM function"), ("Intracluster", "the acceptance rates", "good acceptance rates"),
+    ("OPAD", "Abstract", "consistently and often substantially"), ("OPAD", "Figs. 1(a)–(b)", "larger at 10⁶"),
+    ("OPAD", "§5", "several orders of magnitude"), ("OPAD", "Inequalities (7) and (9)", "for every chain")]
 
 
 def evidence(low: float, high: float) -> RatioEvidence:
