@@ -397,7 +397,7 @@ def _bound(value: float) -> str:
     is not 1 (0.9997 is below 1, and a verdict may hang on it)."""
     text = _number(value)
     digits = 4
-    while math.isfinite(value) and value != 1 and float(text.replace(",", "")) == 1 and digits <= 12:
+    while math.isfinite(value) and value != 1 and text == "1" and digits <= 12:
         text, digits = f"{value:.{digits}g}", digits + 1
     return text
 
