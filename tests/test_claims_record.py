@@ -66,6 +66,7 @@ def test_a_papers_table_is_judged_from_its_means_and_sds_over_its_chains():
 def test_an_interval_end_is_never_printed_as_one_when_it_is_not():
     assert "1.0003]" in str(RatioEvidence((1.0,) * 5, 0.892, 0.796, 1.0003))
     assert "[0.9997," in str(RatioEvidence((1.0,) * 5, 1.1, 0.9997, 1.3))
+    assert "[2.43·10^-4, 0.001]" in str(RatioEvidence((1.0,) * 5, 5e-4, 2.43e-4, 1e-3))  # other notations pass
 
 
 # -- the row's verdict -----------------------------------------------------------------------------------------
