@@ -48,6 +48,46 @@ def assert_invariant(T, pi, reversible=True):
         np.testing.assert_allclose(flow, flow.T, atol=1e-10, rtol=0)
 
 
+def as_black_box(model):
+    """The same log p̃ and gradient as ``model``, without its ``flip_tables``: the samplers' generic kernels."""
+    def binary(x):
+        return np.asarray(x).astype(np.uint8)
+
+    return targets.from_log_prob(lambda x: model.log_prob(binary(x)), model.dim,
+                                 grad=lambda x: model.grad_log_prob(binary(x)))
+
+
+PAIRWISE_KERNEL_CASES = [("gwg", {}), ("gwg", {"balancing": "barker"}), *GRADIENT_CASES,
+                         ("pas", {"burn_in": 0, "path_length": 4, "random_length": False})]
+
+
+@pytest.mark.parametrize("name, kw", PAIRWISE_KERNEL_CASES, ids=[f"{n}-{kw}" for n, kw in PAIRWISE_KERNEL_CASES])
+@pytest.mark.parametrize("target_name", ["frustrated_boltzmann", "segmentation"])
+def test_the_compiled_pairwise_kernels_are_the_generic_kernels(name, kw, target_name):
+    """On a pairwise model GWG, DMALA, DLMC and PAS step with ratios kept incrementally
+    (``samplers.gradient.pairwise_moves``, the locally balanced tree kernel for GWG); their exact kernel, built from
+    that code, equals the generic kernel's on the same log p̃ given as a black box."""
+    model = TINY_TARGETS[target_name]()
+    assert model.flip_tables is not None
+    compiled = samplers.make(name, model, n_chains=2, seed=0, **kw)
+    generic = samplers.make(name, as_black_box(model), n_chains=2, seed=0, **kw)
+    np.testing.assert_allclose(transition_matrix(compiled), transition_matrix(generic), atol=1e-12, rtol=0)
+
+
+@pytest.mark.parametrize("name, kw", [("gwg", {}), ("dmala", {"burn_in": 0}), ("dlmc", {"burn_in": 0}),
+                                      ("dlmc", {"burn_in": 0, "ratios": "gradient"}), ("pas", {"burn_in": 0})])
+def test_the_compiled_pairwise_kernels_count_the_algorithms_evaluations(name, kw):
+    """The count does not depend on the kernel: one value-and-gradient a state, 1 + d with exact ratios."""
+    model = TINY_TARGETS["segmentation"]()
+    counts = []
+    for target in (model, as_black_box(model)):
+        sampler = samplers.make(name, target, n_chains=3, seed=0, **kw)
+        for _ in range(5):
+            sampler.step()
+        counts.append(sampler.n_evals)
+    assert counts[0] == counts[1]
+
+
 @pytest.mark.parametrize("name, kw", GRADIENT_CASES, ids=IDS)
 @pytest.mark.parametrize("target_name", ["ising1d", "frustrated_boltzmann", "rbm", "blackbox", "bvs"])
 def test_gradient_and_ratio_samplers_are_exact_and_reversible(name, kw, target_name):
@@ -120,6 +160,8 @@ def test_parallel_tempering_around_learned_and_fixed_distance_samplers(base, bas
 
 STEP_CASES = [("dmala", {"burn_in": 0, "step_size": 0.5}, "frustrated_boltzmann"),
               ("dlmc", {"burn_in": 0, "step_size": 0.4}, "blackbox"),
+              ("dlmc", {"burn_in": 0, "step_size": 0.3}, "ising1d"),
+              ("pas", {"burn_in": 0, "path_length": 3}, "segmentation"),
               ("dlmc", {"burn_in": 0, "step_size": 1.0, "ratios": "gradient"}, "rbm"),
               ("pas", {"burn_in": 0, "path_length": 2}, "frustrated_boltzmann"),
               ("pas", {"burn_in": 0, "path_length": 3, "ratios": "exact"}, "blackbox"),

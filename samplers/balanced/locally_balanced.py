@@ -178,6 +178,43 @@ class _FlipProposalSampler(Sampler):
         """log Q(x^(j) | x) for every j, ``(n, d)``."""
         raise TypeError(f"{type(self).__name__} must implement _log_proposal")
 
+    def _g_kernel(self) -> tuple[int, np.ndarray, np.ndarray]:
+        """The balancing function as ``log_g_scalar`` takes it: (code, table values, table slopes)."""
+        return CODES[self.balancing], NO_TABLE, NO_TABLE
+
+    def _keep_flip_ratios(self, delta: np.ndarray) -> None:
+        """Keep the exact flip log-ratios Δ of the states and a sum-tree of their log g (the tree kernels' caches)."""
+        self._delta = delta
+        self._tree = LogSumTree(self.log_g(delta))
+
+    def _pairwise_tree_step(self):
+        """One compiled call of ``locally_balanced_pairwise_steps`` on the target's ``flip_tables``.
+
+        Returns (drawn bits, old bits, accepted, log p̃ of the proposals, the ratios it evaluated)."""
+        n = self.states.shape[0]
+        accepted, proposed_log_prob, old_bits = np.empty(n, dtype=bool), np.empty(n), np.empty(n, dtype=np.uint8)
+        uniforms, idx = self.rng.random((n, self._tree.depth + 1)), np.empty(n, dtype=np.int64)
+        evaluations = locally_balanced_pairwise_steps(
+            self.states, self.log_p, self._delta, *self._tree.arrays, uniforms, *self.target.flip_tables,
+            *self._g_kernel(), idx, accepted, proposed_log_prob, old_bits)
+        return idx, old_bits, accepted, proposed_log_prob, evaluations
+
+    def _tree_transition_row(self, x: np.ndarray, delta: np.ndarray):
+        """Q(x^(j)|x)·α_j for every j from a sum-tree over x's flip log-ratios ``delta`` (``(1, d)``), with
+        ``tree_flip_log_alpha`` (the tree kernels' acceptance)."""
+        d = x.size
+        tree = LogSumTree(self.log_g(delta))
+        log_alpha = np.empty(d)
+        for j in range(d):
+            sites, values = self.target.delta_after_flip(x[None, :], delta, np.array([j]))
+            m = sites.shape[1]
+            path_nodes, path_values = np.empty(m * (tree.depth + 1), dtype=np.int64), np.empty(m * (tree.depth + 1))
+            log_alpha[j], _ = tree_flip_log_alpha(*tree.arrays, 0, j, delta[0, j], np.ascontiguousarray(sites[0]),
+                                                  self.log_g(values[0]), path_nodes, path_values)
+        log_q = tree.leaves(0, np.arange(d)) - tree.log_total[0]
+        neighbours = flip(np.repeat(x[None, :], d, axis=0), np.arange(d))
+        return self._with_stay(x, neighbours, np.exp(log_q) * acceptance_probability(log_alpha))
+
     def transition_row(self, x):
         d = x.size
         log_q = self._log_proposal(x[None, :])[0]
@@ -211,13 +248,8 @@ class LocallyBalanced(_FlipProposalSampler):
         neighbours = 8 * n_chains * dim if cls._requested(params, "record_neighbours") else 0
         return super().estimated_bytes(n_chains, dim, params) + LogSumTree.estimated_bytes(n_chains, dim) + neighbours
 
-    def _g_kernel(self) -> tuple[int, np.ndarray, np.ndarray]:
-        """The balancing function as ``log_g_scalar`` takes it: (code, table values, table slopes)."""
-        return CODES[self.balancing], NO_TABLE, NO_TABLE
-
     def _prepare(self):
-        self._delta = self.target.delta_log_prob(self.states)
-        self._tree = LogSumTree(self.log_g(self._delta))
+        self._keep_flip_ratios(self.target.delta_log_prob(self.states))
 
     def _log_proposal(self, x):
         return log_softmax(self.log_g(self.target.delta_log_prob(x)))
@@ -226,50 +258,59 @@ class LocallyBalanced(_FlipProposalSampler):
         return self._delta.copy() if self.record_neighbours else None
 
     def _step(self):
+        if self.target.flip_tables is not None:
+            idx, old_bits, accepted, proposed_log_prob, evaluations = self._pairwise_tree_step()
+            self.target.count_evaluations(evaluations)
+            return self._single_flip_record(idx, old_bits, accepted, proposed_log_prob)
         n = self.states.shape[0]
         accepted, proposed_log_prob, old_bits = np.empty(n, dtype=bool), np.empty(n), np.empty(n, dtype=np.uint8)
-        tables = self.target.flip_tables
-        if tables is None:
-            idx = self._tree.sample(self.rng)
-            sites, values = self.target.delta_after_flip(self.states, self._delta, idx)
-            locally_balanced_moves(self.states, self.log_p, self._delta, *self._tree.arrays, idx, sites, values,
-                                   *self._g_kernel(), np.log(self.rng.random(n)), accepted, proposed_log_prob,
-                                   old_bits)
-        else:
-            uniforms, idx = self.rng.random((n, self._tree.depth + 1)), np.empty(n, dtype=np.int64)
-            self.target.count_evaluations(locally_balanced_pairwise_steps(
-                self.states, self.log_p, self._delta, *self._tree.arrays, uniforms, *tables, *self._g_kernel(), idx,
-                accepted, proposed_log_prob, old_bits))
+        idx = self._tree.sample(self.rng)
+        sites, values = self.target.delta_after_flip(self.states, self._delta, idx)
+        locally_balanced_moves(self.states, self.log_p, self._delta, *self._tree.arrays, idx, sites, values,
+                               *self._g_kernel(), np.log(self.rng.random(n)), accepted, proposed_log_prob, old_bits)
         return self._single_flip_record(idx, old_bits, accepted, proposed_log_prob)
 
     def transition_row(self, x):
-        """Q(x^(j)|x)·α_j for every j from a sum-tree over x, with ``tree_flip_log_alpha`` (the step's kernel)."""
-        d = x.size
-        delta = self.target.delta_log_prob(x[None, :])
-        tree = LogSumTree(self.log_g(delta))
-        log_alpha = np.empty(d)
-        for j in range(d):
-            sites, values = self.target.delta_after_flip(x[None, :], delta, np.array([j]))
-            m = sites.shape[1]
-            path_nodes, path_values = np.empty(m * (tree.depth + 1), dtype=np.int64), np.empty(m * (tree.depth + 1))
-            log_alpha[j], _ = tree_flip_log_alpha(*tree.arrays, 0, j, delta[0, j], np.ascontiguousarray(sites[0]),
-                                                  self.log_g(values[0]), path_nodes, path_values)
-        log_q = tree.leaves(0, np.arange(d)) - tree.log_total[0]
-        neighbours = flip(np.repeat(x[None, :], d, axis=0), np.arange(d))
-        return self._with_stay(x, neighbours, np.exp(log_q) * acceptance_probability(log_alpha))
+        """Q(x^(j)|x)·α_j for every j from a sum-tree over x (``_tree_transition_row``, the step's kernel)."""
+        return self._tree_transition_row(x, self.target.delta_log_prob(x[None, :]))
 
 
 class GibbsWithGradients(_FlipProposalSampler):
-    """Gibbs-with-Gradients: locally balanced proposal on Taylor-estimated flip ratios."""
+    """Gibbs-with-Gradients: locally balanced proposal on Taylor-estimated flip ratios.
+
+    On a sparse pairwise model (a target with ``flip_tables``) the Taylor
+    estimate is exact (J has a zero diagonal), so the proposal is the locally
+    balanced one on exact ratios, and a step is ``LocallyBalanced``'s compiled
+    step (``locally_balanced_pairwise_steps``: the ratios kept, O(deg + log d)
+    a chain). The evaluations counted stay GWG's, one value-and-gradient a
+    proposal, whichever kernel computes them.
+    """
 
     registry_name = "gwg"
-    bytes_per_site = Sampler.bytes_per_site + 8  # the gradient of log p̃
+    bytes_per_site = Sampler.bytes_per_site + 8  # the gradient of log p̃, or on a pairwise model the flip ratios
+    #: Whether steps on a pairwise model run the locally balanced kernel (a subclass that reads the gradient
+    #: does not).
+    tree_on_pairwise = True
+
+    @classmethod
+    def estimated_bytes(cls, n_chains, dim, params=None):
+        """The default plus, when steps may run the locally balanced kernel, its sum-trees of log g(t_j)."""
+        trees = LogSumTree.estimated_bytes(n_chains, dim) if cls.tree_on_pairwise else 0
+        return super().estimated_bytes(n_chains, dim, params) + trees
 
     def _validate(self):
         self._require_gradient()
 
+    def _compiled_pairwise(self) -> bool:
+        """Whether steps run the locally balanced kernel: on a pairwise model, unless ``tree_on_pairwise`` is off."""
+        return self.tree_on_pairwise and self.target.flip_tables is not None
+
     def _prepare(self):
         self.log_p, self._grad = self.target.value_and_grad(self.states)
+        self._tree = None
+        if self._compiled_pairwise():
+            self._keep_flip_ratios(taylor_flip_log_ratios(self.states, self._grad))
+            self._grad = None
 
     def _taylor_log_proposal(self, x, grad):
         return log_softmax(self.log_g(taylor_flip_log_ratios(x, grad)))
@@ -279,6 +320,10 @@ class GibbsWithGradients(_FlipProposalSampler):
 
     def _step(self):
         n = self.states.shape[0]
+        if self._tree is not None:
+            idx, old_bits, accepted, proposed_log_prob, _ = self._pairwise_tree_step()
+            self.target.count_evaluations(n)
+            return self._single_flip_record(idx, old_bits, accepted, proposed_log_prob)
         rows = np.arange(n)
         log_q = self._taylor_log_proposal(self.states, self._grad)
         idx = sample_categorical(log_q, self.rng)
@@ -292,3 +337,9 @@ class GibbsWithGradients(_FlipProposalSampler):
         self._apply_flips(idx, accepted, log_ratio)
         self._grad[accepted] = proposed_grad[accepted]
         return self._single_flip_record(idx, old_bits, accepted, previous_log_p + log_ratio)
+
+    def transition_row(self, x):
+        """On a pairwise model the tree kernel's row (``_tree_transition_row``), else from ``_log_proposal``."""
+        if not self._compiled_pairwise():
+            return super().transition_row(x)
+        return self._tree_transition_row(x, taylor_flip_log_ratios(x[None, :], self.target.grad_log_prob(x[None, :])))

@@ -258,6 +258,20 @@ def sample_rows(log_leaves, sums, rows, uniforms, drawn):
 
 
 @helper
+def sample_leaf(log_leaves, sums, r, uniforms):
+    """One leaf of tree r drawn with probability w_j / Σ w, as ``sample_rows`` draws it (``uniforms[0]`` for the
+    root's children, ``uniforms[L − 1]`` for the leaves), for a caller that draws one tree at a time."""
+    width = log_leaves.shape[1]
+    depth = tree_depth(log_leaves)
+    offset, v = sums.shape[1] - FANOUT, 0
+    for level in range(depth, 0, -1):
+        below = offset - level_slots(width, level - 1, depth)
+        v = FANOUT * v + _child_drawn(sums, r, below + FANOUT * v, uniforms[depth - level] * sums[r, offset + v])
+        offset = below
+    return v
+
+
+@helper
 def prefetch_path(log_leaves, sums, r, j):
     """Prefetch (``samplers.common.prefetch``) leaf j of tree r and the nodes on its path to the root."""
     prefetch(log_leaves, r, j)

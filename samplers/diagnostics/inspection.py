@@ -34,7 +34,8 @@ import numpy as np
 
 from samplers.balanced.locally_balanced import GibbsWithGradients, _FlipProposalSampler, flip_log_acceptance
 from samplers.base import Sampler, StepRecord, acceptance_probability, log_softmax, taylor_flip_log_ratios
-from samplers.gradient.factorised import LocalRatios, coordinate_flip_logs, flips_log_probability
+from samplers.gradient.factorised import LocalRatios, flips_log_probability
+from samplers.gradient.flip_probabilities import coordinate_flip_logs
 from samplers.gradient.path_auxiliary import PathAuxiliary, path_log_probability
 from samplers.intracluster.walks import Intracluster
 from samplers.local.block_gibbs import BlockGibbs

@@ -37,9 +37,13 @@ with ``burn_in=0`` the requested value is used throughout.
 probabilities and acceptance.
 
 Cost: one value-and-gradient evaluation per state with ``ratios="gradient"``,
-d evaluations per state with ``ratios="exact"`` (cheap on a sparse pairwise
-model). A step evaluates the proposal once (its value and its ratios, which
-q(x | y) needs); the ratios of the current state are kept.
+1 + d evaluations per state with ``ratios="exact"``. A step evaluates the
+proposal once (its value and its ratios, which q(x | y) needs); the ratios of
+the current state are kept. On a sparse pairwise model (a target with
+``flip_tables``) the two ratios are equal, and a step is one compiled call
+that keeps them incrementally (``samplers.gradient.pairwise_moves``: O(d)
+additions and O(flips·deg) updates a chain); the evaluations counted stay the
+ones above, the algorithm's, whichever kernel computes them.
 """
 
 from __future__ import annotations
@@ -49,33 +53,12 @@ import param
 from numba import njit
 
 from samplers.balanced.locally_balanced import flip_log_acceptance
-from samplers.base import Sampler, acceptance_probability, log_add, metropolis_accept, taylor_flip_log_ratios
+from samplers.base import Sampler, acceptance_probability, metropolis_accept, taylor_flip_log_ratios
 from samplers.gradient.acceptance_tuning import AcceptanceTuned
-from samplers.lsb.balancing import BALANCING, CODES, NO_TABLE, log_balancing, log_g_scalar
+from samplers.gradient.flip_probabilities import JUMP_CHAIN_SCHEME, LANGEVIN_SCHEME, coordinate_flip_logs
+from samplers.gradient.pairwise_moves import factorised_pairwise_rows, factorised_pairwise_steps, fill_flip_caches
+from samplers.lsb.balancing import BALANCING, CODES, log_balancing
 from targets.base import all_states
-from targets.compiled import helper
-
-#: ``scheme`` codes of the compiled kernels: DMALA's Langevin-like flips, DLMC's two-state jump chains.
-LANGEVIN_SCHEME, JUMP_CHAIN_SCHEME = 0, 1
-
-
-@njit(cache=True)
-def log_sigmoid(u):
-    """log σ(u) = −log(1 + e^−u), exact for u = ±∞."""
-    return -np.log1p(np.exp(-u)) if u >= 0.0 else u - np.log1p(np.exp(u))
-
-
-@helper
-def coordinate_flip_logs(scheme, code, u, step):
-    """(log p_i, log(1 − p_i)) of one coordinate with flip log-ratio u (see the module docstring)."""
-    if scheme == LANGEVIN_SCHEME:
-        a = log_g_scalar(code, u, NO_TABLE, NO_TABLE) - 0.5 / step
-        return log_sigmoid(a), log_sigmoid(-a)
-    log_nu, log_not_nu = log_sigmoid(u), log_sigmoid(-u)
-    rate_time = np.exp(log_add(log_g_scalar(code, u, NO_TABLE, NO_TABLE),
-                               log_g_scalar(code, -u, NO_TABLE, NO_TABLE))) * step
-    return log_nu + np.log(-np.expm1(-rate_time)), log_add(log_not_nu, log_nu - rate_time)
-
 
 @njit(cache=True)
 def draw_flips(log_t, uniforms, scheme, code, step):
@@ -103,7 +86,7 @@ class LocalRatios(Sampler):
 
     ratios = param.Selector(default="gradient", objects=["gradient", "exact"],
                             doc="Flip log-ratios from the gradient (Taylor estimate, 1 evaluation a state) or "
-                                "exact (d evaluations a state, cheap on sparse pairwise models).")
+                                "exact (1 + d evaluations a state, cheap on sparse pairwise models).")
     balancing = param.Selector(default="sqrt", objects=list(BALANCING), doc="Balancing function g of the rates.")
 
     def _validate(self):
@@ -121,6 +104,10 @@ class LocalRatios(Sampler):
         log_p, grad = self.target.value_and_grad(x)
         return log_p, taylor_flip_log_ratios(x, grad)
 
+    def _evaluations_per_state(self) -> int:
+        """What ``_value_and_log_ratios`` counts for one state: 1 (value and gradient) or 1 + d (exact)."""
+        return 1 if self.ratios == "gradient" else 1 + self.target.dim
+
     def _prepare(self):
         self.log_p, self._log_t = self._value_and_log_ratios(self.states)
 
@@ -128,22 +115,33 @@ class LocalRatios(Sampler):
 class TunedLocalProposal(AcceptanceTuned, LocalRatios):
     """A proposal from local flip ratios with one parameter tuned in the burn-in (DMALA, DLMC, PAS)."""
 
+    def _tune_on(self, log_alpha: np.ndarray, tuning: bool) -> None:
+        """While ``tuning``, one tuning step on the mean acceptance probability of the chains' proposals."""
+        if tuning:
+            self._tune(float(acceptance_probability(log_alpha).mean()))
+
     def _accept(self, proposals, proposed_log_prob, proposed_log_t, log_alpha, tuning: bool) -> np.ndarray:
         """Accept each chain's proposal with probability min(1, e^{log α}), tune on the mean of those
         probabilities while ``tuning``, move the accepted chains (states, log p̃, flip ratios); the accepted mask."""
         accepted = metropolis_accept(log_alpha, self.rng)
-        if tuning:
-            self._tune(float(acceptance_probability(log_alpha).mean()))
+        self._tune_on(log_alpha, tuning)
         self.states[accepted] = proposals[accepted]
         self.log_p[accepted] = proposed_log_prob[accepted]
         self._log_t[accepted] = proposed_log_t[accepted]
         return accepted
 
+    def _pairwise_outputs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Arrays a compiled pairwise step fills per chain: accepted, log p̃ of the proposal, log α."""
+        n = self.states.shape[0]
+        return np.empty(n, dtype=bool), np.empty(n), np.empty(n)
+
 
 class _FactorisedFlips(TunedLocalProposal):
     """Shared step of DMALA and DLMC; subclasses set ``scheme`` and the step-size parameter."""
 
-    bytes_per_site = Sampler.bytes_per_site + 8 + 1  # the flip log-ratios of the states; the record's proposals
+    #: the flip log-ratios of the states; on a pairwise model p, log p, log(1 − p) of every site; the record's
+    #: proposals
+    bytes_per_site = Sampler.bytes_per_site + 8 + 24 + 1
     tuned_parameter = "step_size"
     scheme = LANGEVIN_SCHEME
 
@@ -151,31 +149,76 @@ class _FactorisedFlips(TunedLocalProposal):
         """(scheme, balancing code, step size in force)."""
         return self.scheme, CODES[self.balancing], self.tuned_value
 
+    def _prepare(self):
+        super()._prepare()
+        self._flip_caches = tuple(np.empty(self.states.shape) for _ in range(3)) if self._pairwise() else None
+        self._cached_step = None
+
+    def _pairwise(self) -> bool:
+        return self.target.flip_tables is not None
+
+    def _caches_at(self, kernel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(p, log p, log(1 − p)) of every site at ``kernel``'s step size, refilled when that changed."""
+        if self._cached_step != kernel[2]:
+            fill_flip_caches(self._log_t, *self._flip_caches, *kernel)
+            self._cached_step = kernel[2]
+        return self._flip_caches
+
     def _step(self):
         tuning = self._adapts_this_step()
         kernel = self._kernel()
+        if self._pairwise():
+            proposals, accepted, proposed_log_prob = self._pairwise_step(kernel, tuning)
+        else:
+            proposals, accepted, proposed_log_prob = self._generic_step(kernel, tuning)
+        sites = np.broadcast_to(np.arange(self.target.dim), proposals.shape)
+        return dict(accepted=accepted, proposed_sites=sites, proposed_values=proposals,
+                    proposed_log_prob=proposed_log_prob)
+
+    def _generic_step(self, kernel, tuning: bool):
+        """Any target: draw the flips, evaluate the proposals and their ratios, accept (proposals, accepted,
+        log p̃ of the proposals)."""
         flips = draw_flips(self._log_t, self.rng.random(self.states.shape), *kernel)
         proposals = self.states ^ flips.view(np.uint8)
         proposed_log_prob, proposed_log_t = self._value_and_log_ratios(proposals)
         log_alpha = flip_log_acceptance(proposed_log_prob - self.log_p,
                                         flips_log_probability(self._log_t, flips, *kernel),
                                         flips_log_probability(proposed_log_t, flips, *kernel))
-        accepted = self._accept(proposals, proposed_log_prob, proposed_log_t, log_alpha, tuning)
-        sites = np.broadcast_to(np.arange(self.target.dim), proposals.shape)
-        return dict(accepted=accepted, proposed_sites=sites, proposed_values=proposals,
-                    proposed_log_prob=proposed_log_prob)
+        return proposals, self._accept(proposals, proposed_log_prob, proposed_log_t, log_alpha, tuning), \
+            proposed_log_prob
+
+    def _pairwise_step(self, kernel, tuning: bool):
+        """A pairwise model: one compiled call (``factorised_pairwise_steps``), the algorithm's evaluations counted."""
+        n = self.states.shape[0]
+        nbr, w, _, beta = self.target.flip_tables
+        proposals = np.empty_like(self.states)
+        accepted, proposed_log_prob, log_alpha = self._pairwise_outputs()
+        uniforms, log_u = self.rng.random(self.states.shape), np.log(self.rng.random(n))
+        factorised_pairwise_steps(self.states, self.log_p, self._log_t, *self._caches_at(kernel), uniforms, log_u, nbr,
+                                  w, beta, *kernel, proposals, accepted, proposed_log_prob, log_alpha)
+        self.target.count_evaluations(n * self._evaluations_per_state())
+        self._tune_on(log_alpha, tuning)
+        return proposals, accepted, proposed_log_prob
 
     def transition_row(self, x):
-        """Every flip pattern f (2^d of them) with q(x ⊕ f | x)·α, from ``flips_log_probability`` and the step's
-        acceptance, at the step size in force."""
+        """Every flip pattern f (2^d of them) with q(x ⊕ f | x)·α at the step size in force, from the step's own
+        kernel: ``factorised_pairwise_rows`` on a pairwise model, else ``flips_log_probability`` and the step's
+        acceptance."""
         kernel = self._kernel()
         flips = all_states(x.size).astype(bool)
         proposals = x[None, :] ^ flips.view(np.uint8)
         log_p, log_t = self._value_and_log_ratios(x[None, :])
-        proposed_log_prob, proposed_log_t = self._value_and_log_ratios(proposals)
-        log_forward = flips_log_probability(np.repeat(log_t, len(flips), axis=0), flips, *kernel)
-        log_alpha = flip_log_acceptance(proposed_log_prob - log_p[0], log_forward,
-                                        flips_log_probability(proposed_log_t, flips, *kernel))
+        if self._pairwise():
+            nbr, w, _, beta = self.target.flip_tables
+            caches = tuple(np.empty(log_t.shape) for _ in range(3))
+            fill_flip_caches(log_t, *caches, *kernel)
+            log_forward, log_alpha = factorised_pairwise_rows(x[None, :].copy(), log_p, log_t, *caches, flips, nbr, w,
+                                                              beta, *kernel)
+        else:
+            proposed_log_prob, proposed_log_t = self._value_and_log_ratios(proposals)
+            log_forward = flips_log_probability(np.repeat(log_t, len(flips), axis=0), flips, *kernel)
+            log_alpha = flip_log_acceptance(proposed_log_prob - log_p[0], log_forward,
+                                            flips_log_probability(proposed_log_t, flips, *kernel))
         return self._with_stay(x, proposals, np.exp(log_forward) * acceptance_probability(log_alpha))
 
 

@@ -30,6 +30,10 @@ with ``burn_in=0`` the requested ``path_length`` is used throughout.
 
 Cost: the flip ratios at x (kept) and at y, so one value-and-gradient
 evaluation per step with ``ratios="gradient"``, or 1 + d with exact ratios.
+On a sparse pairwise model (a target with ``flip_tables``) the two are equal,
+each chain keeps its ratios and a sum-tree of their weights, and a step is one
+compiled call (``samplers.gradient.pairwise_moves``: O(L·(1 + deg)·log d) a
+chain); the evaluations counted stay the algorithm's, as above.
 """
 
 from __future__ import annotations
@@ -41,8 +45,11 @@ import param
 from numba import njit
 
 from samplers.balanced.locally_balanced import flip_log_acceptance
+from samplers.balanced.sumtree import LogSumTree
 from samplers.base import Sampler, acceptance_probability, inverse_cdf
 from samplers.gradient.factorised import TunedLocalProposal
+from samplers.gradient.pairwise_moves import path_auxiliary_pairwise_rows, path_auxiliary_pairwise_steps
+from samplers.lsb.balancing import CODES
 
 
 @njit(cache=True)
@@ -104,8 +111,9 @@ class PathAuxiliary(TunedLocalProposal):
     @classmethod
     def estimated_bytes(cls, n_chains, dim, params=None):
         """The default plus each record's path: L sites (int64) and their new values per chain, L as requested
-        (tuning may lengthen it, by 9 bytes per chain and flip)."""
-        return super().estimated_bytes(n_chains, dim, params) + 9 * n_chains * cls._requested(params, "path_length")
+        (tuning may lengthen it, by 9 bytes per chain and flip), and on a pairwise model the sum-trees."""
+        return (super().estimated_bytes(n_chains, dim, params) + 9 * n_chains * cls._requested(params, "path_length")
+                + LogSumTree.estimated_bytes(n_chains, dim))
 
     def _validate(self):
         super()._validate()
@@ -122,6 +130,10 @@ class PathAuxiliary(TunedLocalProposal):
         """L in force: the tuned radius, rounded."""
         return int(round(self.tuned_value))
 
+    def _prepare(self):
+        super()._prepare()
+        self._tree = LogSumTree(self.log_g(self._log_t)) if self.target.flip_tables is not None else None
+
     def _path_lengths(self) -> np.ndarray:
         """The possible path lengths in force (each equally likely)."""
         longest = self._length()
@@ -130,11 +142,22 @@ class PathAuxiliary(TunedLocalProposal):
     def _step(self):
         tuning = self._adapts_this_step()
         n = self.states.shape[0]
-        log_w = self.log_g(self._log_t)
         choices = self._path_lengths()
         lengths = choices[self.rng.integers(0, choices.size, size=n)]
-        paths, valid = draw_paths(log_w, self.rng.random((n, choices[-1])), lengths)
-        rows, steps = np.nonzero((np.arange(choices[-1]) < lengths[:, None]) & valid[:, None])
+        if self._tree is None:
+            paths, proposed_values, accepted, proposed_log_prob = self._generic_step(lengths, choices[-1], tuning)
+        else:
+            paths, proposed_values, accepted, proposed_log_prob = self._pairwise_step(lengths, choices[-1], tuning)
+        return dict(accepted=accepted, proposed_sites=paths, proposed_values=proposed_values,
+                    proposed_log_prob=proposed_log_prob)
+
+    def _generic_step(self, lengths, longest, tuning):
+        """Any target: draw the paths, evaluate the proposals and their ratios, accept (paths, the proposals'
+        bits on them, accepted, log p̃ of the proposals)."""
+        n = self.states.shape[0]
+        log_w = self.log_g(self._log_t)
+        paths, valid = draw_paths(log_w, self.rng.random((n, longest)), lengths)
+        rows, steps = np.nonzero((np.arange(longest) < lengths[:, None]) & valid[:, None])
         proposals = self.states.copy()
         proposals[rows, paths[rows, steps]] ^= 1
         proposed_log_prob, proposed_log_t = self._value_and_log_ratios(proposals)
@@ -142,12 +165,26 @@ class PathAuxiliary(TunedLocalProposal):
             proposed_log_prob - self.log_p, path_log_probability(log_w, paths, lengths, False),
             path_log_probability(self.log_g(proposed_log_t), paths, lengths, True)), -np.inf)
         accepted = self._accept(proposals, proposed_log_prob, proposed_log_t, log_alpha, tuning)
-        return dict(accepted=accepted, proposed_sites=paths, proposed_values=proposals[np.arange(n)[:, None], paths],
-                    proposed_log_prob=proposed_log_prob)
+        return paths, proposals[np.arange(n)[:, None], paths], accepted, proposed_log_prob
+
+    def _pairwise_step(self, lengths, longest, tuning):
+        """A pairwise model: one compiled call (``path_auxiliary_pairwise_steps``), the algorithm's evaluations
+        counted."""
+        n = self.states.shape[0]
+        nbr, w, _, beta = self.target.flip_tables
+        paths, proposed_values = np.empty((n, longest), dtype=np.int64), np.empty((n, longest), dtype=np.uint8)
+        accepted, proposed_log_prob, log_alpha = self._pairwise_outputs()
+        uniforms, log_u = self.rng.random((n, longest, self._tree.depth)), np.log(self.rng.random(n))
+        path_auxiliary_pairwise_steps(self.states, self.log_p, self._log_t, *self._tree.arrays, lengths, uniforms,
+                                      log_u, nbr, w, beta, CODES[self.balancing], paths, proposed_values, accepted,
+                                      proposed_log_prob, log_alpha)
+        self.target.count_evaluations(n * self._evaluations_per_state())
+        self._tune_on(log_alpha, tuning)
+        return paths, proposed_values, accepted, proposed_log_prob
 
     def transition_row(self, x):
-        """Every ordered path of every length in force with P(L)·q(path | x)·α, from the step's compiled path
-        probabilities."""
+        """Every ordered path of every length in force with P(L)·q(path | x)·α, from the step's own kernel:
+        ``path_auxiliary_pairwise_rows`` on a pairwise model, else the compiled path probabilities."""
         log_p, log_t = self._value_and_log_ratios(x[None, :])
         choices = self._path_lengths()
         candidates, probs = [], []
@@ -156,10 +193,17 @@ class PathAuxiliary(TunedLocalProposal):
             lengths = np.full(len(paths), length)
             proposals = np.repeat(x[None, :], len(paths), axis=0)
             proposals[np.arange(len(paths))[:, None], paths] ^= 1
-            proposed_log_prob, proposed_log_t = self._value_and_log_ratios(proposals)
-            log_forward = path_log_probability(np.repeat(self.log_g(log_t), len(paths), axis=0), paths, lengths, False)
-            log_alpha = flip_log_acceptance(proposed_log_prob - log_p[0], log_forward,
-                                            path_log_probability(self.log_g(proposed_log_t), paths, lengths, True))
+            if self.target.flip_tables is None:
+                proposed_log_prob, proposed_log_t = self._value_and_log_ratios(proposals)
+                log_forward = path_log_probability(np.repeat(self.log_g(log_t), len(paths), axis=0), paths, lengths,
+                                                   False)
+                log_alpha = flip_log_acceptance(proposed_log_prob - log_p[0], log_forward,
+                                                path_log_probability(self.log_g(proposed_log_t), paths, lengths, True))
+            else:
+                nbr, w, _, beta = self.target.flip_tables
+                log_forward, log_alpha = path_auxiliary_pairwise_rows(
+                    x[None, :].copy(), log_p, log_t, *LogSumTree(self.log_g(log_t)).arrays, paths, lengths, nbr, w,
+                    beta, CODES[self.balancing])
             candidates.append(proposals)
             probs.append(np.exp(log_forward) * acceptance_probability(log_alpha) / choices.size)
         return self._with_stay(x, np.vstack(candidates), np.concatenate(probs))

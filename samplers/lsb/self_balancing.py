@@ -307,6 +307,7 @@ class FastLocalSelfBalancing(_SelfBalancing, GibbsWithGradients):
     """FLSB (Algorithm 2): Taylor-estimated flip ratios from one gradient, learned g_θ, exact MH."""
 
     registry_name = "flsb"
+    tree_on_pairwise = False  # its learning moves read the gradient, on every target
 
     def _current_ratios(self):
         return taylor_flip_log_ratios(self.states, self._grad)
