@@ -209,12 +209,14 @@ def pattern_log_probability(log_flip, log_stay, c, flips):
 
 @helper
 def factorised_move(c, states, log_p, delta, p, log_flip, log_stay, flips, log_u, nbr, w, beta, scheme, code, step,
-                    sites, values, flipped, undo_sites, undo_values, old_cache):
+                    sites, values, flipped, undo_sites, undo_values, changed, old_cache, marks, stamp):
     """One DMALA/DLMC move of chain c with flip pattern ``flips``: y = x ⊕ flips, its Δ and cache, and
     α = min{1, p̃(y) q(x | y) / (p̃(x) q(y | x))}; kept iff log u < log α.
 
     Returns (accepted, log q(y | x), log α, log p̃(y) − log p̃(x)). A move not kept
-    leaves every array as it found it. ``old_cache`` is scratch of 3 × the log's length.
+    leaves every array as it found it. The cache is recomputed once per changed
+    site: ``marks[j] == stamp`` (a number no earlier move used) marks site j
+    done. ``changed``, ``old_cache`` (3 × its length) and ``marks`` are scratch.
     """
     log_forward = pattern_log_probability(log_flip, log_stay, c, flips)
     log_ratio, n_undo, n_flipped = 0.0, 0, 0
@@ -225,21 +227,33 @@ def factorised_move(c, states, log_p, delta, p, log_flip, log_stay, flips, log_u
             log_ratio += flip_ratio
             flipped[n_flipped] = i
             n_flipped += 1
+    n_changed = 0
     for k in range(n_undo):
         site = undo_sites[k]
-        old_cache[3 * k], old_cache[3 * k + 1], old_cache[3 * k + 2] = p[c, site], log_flip[c, site], \
-            log_stay[c, site]
+        if marks[site] == stamp:
+            continue
+        marks[site] = stamp
+        changed[n_changed] = site
+        old_cache[3 * n_changed], old_cache[3 * n_changed + 1], old_cache[3 * n_changed + 2] = \
+            p[c, site], log_flip[c, site], log_stay[c, site]
+        n_changed += 1
         set_flip_cache(p, log_flip, log_stay, c, site, delta[c, site], scheme, code, step)
     log_alpha = flip_log_acceptance(log_ratio, log_forward, pattern_log_probability(log_flip, log_stay, c, flips))
     if log_u < log_alpha:
         log_p[c] += log_ratio
         return True, log_forward, log_alpha, log_ratio
-    for k in range(n_undo - 1, -1, -1):
-        site = undo_sites[k]
+    for k in range(n_changed):
+        site = changed[k]
         p[c, site], log_flip[c, site], log_stay[c, site] = old_cache[3 * k], old_cache[3 * k + 1], \
             old_cache[3 * k + 2]
     undo_flips(states, delta, c, flipped, n_flipped, undo_sites, undo_values, n_undo)
     return False, log_forward, log_alpha, log_ratio
+
+
+@helper
+def factorised_scratch_size(d, nbr):
+    """Entries of the undo log of a move that flips all d bits: d · (1 + the neighbour table's width)."""
+    return d * (1 + nbr.shape[1])
 
 
 @njit(cache=True)
@@ -251,8 +265,10 @@ def factorised_pairwise_steps(states, log_p, delta, p, log_flip, log_stay, unifo
     """
     n, d = states.shape
     m = 1 + nbr.shape[1]
+    size = factorised_scratch_size(d, nbr)
     sites, values, flipped = np.empty(m, dtype=np.int64), np.empty(m), np.empty(d, dtype=np.int64)
-    undo_sites, undo_values, old_cache = np.empty(d * m, dtype=np.int64), np.empty(d * m), np.empty(3 * d * m)
+    undo_sites, undo_values = np.empty(size, dtype=np.int64), np.empty(size)
+    changed, old_cache, marks = np.empty(d, dtype=np.int64), np.empty(3 * d), np.full(d, -1, dtype=np.int64)
     flips = np.empty(d, dtype=np.bool_)
     for c in range(n):
         for i in range(d):
@@ -260,7 +276,7 @@ def factorised_pairwise_steps(states, log_p, delta, p, log_flip, log_stay, unifo
         before = log_p[c]
         accepted[c], _, log_alpha[c], log_ratio = factorised_move(
             c, states, log_p, delta, p, log_flip, log_stay, flips, log_u[c], nbr, w, beta, scheme, code, step, sites,
-            values, flipped, undo_sites, undo_values, old_cache)
+            values, flipped, undo_sites, undo_values, changed, old_cache, marks, c)
         proposed_log_prob[c] = before + log_ratio
         for i in range(d):
             proposals[c, i] = states[c, i] ^ (flips[i] and not accepted[c])
@@ -272,11 +288,13 @@ def factorised_pairwise_rows(states, log_p, delta, p, log_flip, log_stay, patter
     log u = ∞)."""
     d = states.shape[1]
     m = 1 + nbr.shape[1]
+    size = factorised_scratch_size(d, nbr)
     sites, values, flipped = np.empty(m, dtype=np.int64), np.empty(m), np.empty(d, dtype=np.int64)
-    undo_sites, undo_values, old_cache = np.empty(d * m, dtype=np.int64), np.empty(d * m), np.empty(3 * d * m)
+    undo_sites, undo_values = np.empty(size, dtype=np.int64), np.empty(size)
+    changed, old_cache, marks = np.empty(d, dtype=np.int64), np.empty(3 * d), np.full(d, -1, dtype=np.int64)
     log_forward, log_alpha = np.empty(patterns.shape[0]), np.empty(patterns.shape[0])
     for e in range(patterns.shape[0]):
         _, log_forward[e], log_alpha[e], _ = factorised_move(
             0, states, log_p, delta, p, log_flip, log_stay, patterns[e], np.inf, nbr, w, beta, scheme, code, step,
-            sites, values, flipped, undo_sites, undo_values, old_cache)
+            sites, values, flipped, undo_sites, undo_values, changed, old_cache, marks, e)
     return log_forward, log_alpha
