@@ -236,12 +236,14 @@ def factorised_move(c, states, log_p, delta, p, log_flip, log_stay, flips, log_u
     """One DMALA/DLMC move of chain c with flip pattern ``flips``: y = x ⊕ flips, its Δ and cache, and
     α = min{1, p̃(y) q(x | y) / (p̃(x) q(y | x))}; kept iff log u < log α.
 
-    Returns (accepted, log q(y | x), log α, log p̃(y) − log p̃(x)). A move not kept
-    leaves every array as it found it. The cache is recomputed once per changed
-    site: ``marks[j] == stamp`` (a number no earlier move used) marks site j
-    done. ``changed``, ``old_cache`` (3 × its length) and ``marks`` are scratch.
+    Returns (accepted, log α, log p̃(y) − log p̃(x)). A move not kept leaves
+    every array as it found it. The cache is recomputed once per changed site:
+    ``marks[j] == stamp`` (a number no earlier move used) marks site j done.
+    q(x | y) and q(y | x) differ only in the factors of the changed sites, so
+    log q(x | y) − log q(y | x) is the sum of those factors' changes (O(changed),
+    without the cancellation of two sums over all d sites). ``changed``,
+    ``old_cache`` (3 × its length) and ``marks`` are scratch.
     """
-    log_forward = pattern_log_probability(log_flip, log_stay, c, flips)
     log_ratio, n_undo, n_flipped = 0.0, 0, 0
     for i in range(flips.size):
         if flips[i]:
@@ -250,7 +252,7 @@ def factorised_move(c, states, log_p, delta, p, log_flip, log_stay, flips, log_u
             log_ratio += flip_ratio
             flipped[n_flipped] = i
             n_flipped += 1
-    n_changed = 0
+    n_changed, log_q_change = 0, 0.0
     for k in range(n_undo):
         site = undo_sites[k]
         if marks[site] == stamp:
@@ -261,16 +263,18 @@ def factorised_move(c, states, log_p, delta, p, log_flip, log_stay, flips, log_u
             p[c, site], log_flip[c, site], log_stay[c, site]
         n_changed += 1
         set_flip_cache(p, log_flip, log_stay, c, site, delta[c, site], scheme, code, step)
-    log_alpha = flip_log_acceptance(log_ratio, log_forward, pattern_log_probability(log_flip, log_stay, c, flips))
+        log_q_change += ((log_flip[c, site] - old_cache[3 * n_changed - 2]) if flips[site]
+                         else (log_stay[c, site] - old_cache[3 * n_changed - 1]))
+    log_alpha = flip_log_acceptance(log_ratio, 0.0, log_q_change)
     if log_u < log_alpha:
         log_p[c] += log_ratio
-        return True, log_forward, log_alpha, log_ratio
+        return True, log_alpha, log_ratio
     for k in range(n_changed):
         site = changed[k]
         p[c, site], log_flip[c, site], log_stay[c, site] = old_cache[3 * k], old_cache[3 * k + 1], \
             old_cache[3 * k + 2]
     undo_flips(states, delta, c, flipped, n_flipped, undo_sites, undo_values, n_undo)
-    return False, log_forward, log_alpha, log_ratio
+    return False, log_alpha, log_ratio
 
 
 @helper
@@ -297,7 +301,7 @@ def factorised_pairwise_steps(states, log_p, delta, p, log_flip, log_stay, unifo
         for i in range(d):
             flips[i] = uniforms[c, i] < p[c, i]
         before = log_p[c]
-        accepted[c], _, log_alpha[c], log_ratio = factorised_move(
+        accepted[c], log_alpha[c], log_ratio = factorised_move(
             c, states, log_p, delta, p, log_flip, log_stay, flips, log_u[c], nbr, w, beta, scheme, code, step, sites,
             values, flipped, undo_sites, undo_values, changed, old_cache, marks, c)
         proposed_log_prob[c] = before + log_ratio
@@ -317,7 +321,8 @@ def factorised_pairwise_rows(states, log_p, delta, p, log_flip, log_stay, patter
     changed, old_cache, marks = np.empty(d, dtype=np.int64), np.empty(3 * d), np.full(d, -1, dtype=np.int64)
     log_forward, log_alpha = np.empty(patterns.shape[0]), np.empty(patterns.shape[0])
     for e in range(patterns.shape[0]):
-        _, log_forward[e], log_alpha[e], _ = factorised_move(
+        log_forward[e] = pattern_log_probability(log_flip, log_stay, 0, patterns[e])
+        _, log_alpha[e], _ = factorised_move(
             0, states, log_p, delta, p, log_flip, log_stay, patterns[e], np.inf, nbr, w, beta, scheme, code, step,
             sites, values, flipped, undo_sites, undo_values, changed, old_cache, marks, e)
     return log_forward, log_alpha
