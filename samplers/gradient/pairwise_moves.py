@@ -163,8 +163,9 @@ def path_auxiliary_pairwise_steps(states, log_p, delta, log_leaves, sums, shift,
     """A PAS step of every chain (``path_move``), chain c along a path of ``lengths[c]`` sites drawn with
     ``uniforms[c]`` (``(longest, tree depth)``).
 
-    Fills ``paths`` (padded by repeating the last site, as ``draw_paths``), the
-    proposal's bits there (``proposed_values``), ``accepted``, ``proposed_log_prob`` and ``log_alpha``.
+    Fills ``paths`` (zeros from the caller; padded by repeating the last site, as
+    ``draw_paths``), the proposal's bits there (``proposed_values``), ``accepted``,
+    ``proposed_log_prob`` and ``log_alpha``.
     """
     longest = paths.shape[1]
     m = 1 + nbr.shape[1]

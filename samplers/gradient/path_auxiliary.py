@@ -170,7 +170,7 @@ class PathAuxiliary(TunedLocalProposal):
         counted."""
         n = self.states.shape[0]
         nbr, w, _, beta = self.target.flip_tables
-        paths, proposed_values = np.empty((n, longest), dtype=np.int64), np.empty((n, longest), dtype=np.uint8)
+        paths, proposed_values = np.zeros((n, longest), dtype=np.int64), np.empty((n, longest), dtype=np.uint8)
         accepted, proposed_log_prob, log_alpha = self._pairwise_outputs()
         uniforms, log_u = self.rng.random((n, longest, self._tree.depth)), np.log(self.rng.random(n))
         path_auxiliary_pairwise_steps(self.states, self.log_p, self._log_t, *self._tree.arrays, lengths, uniforms,
