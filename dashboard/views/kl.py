@@ -8,7 +8,7 @@ band between the 2.5 % and 97.5 % quantiles across chains. Pooling n chains
 is n times the samples, so the pooled curves lie below the per-chain ones, and
 the ratios between them differ.
 
-The line of text above the plot is about the pooled curves, and says so: the
+The line of text below the plot is about the pooled curves, and says so: the
 step of their last point, the value each ends at, and the ratios MCMC/OPAD and
 MCMC/OPAD+ of those values (the paper reports one to three orders of
 magnitude). Every number it prints is the end of a drawn pooled curve or a
@@ -129,7 +129,7 @@ class KLView(LiveView):
             means[kind] = fig.line("step", "mean", source=self.band_sources[kind], color=color, line_width=2,
                                    line_dash="dashed")
         # the pooled curves over everything; in the legend one colour per approximation, its pooled curve and its
-        # chains' mean (the key above the plot says which line is which): one row, narrow enough for half a page
+        # chains' mean (the key below the plot says which line is which): one row, narrow enough for half a page
         items = [LegendItem(label=SHORT[kind], renderers=[fig.line(
             "step", "kl", source=self.pooled_sources[kind], color=COLORS[kind], line_width=3.5), means[kind]])
             for kind in KINDS]
@@ -143,8 +143,9 @@ class KLView(LiveView):
         shows)."""
         if info.opad_tracked:
             self.figure = self._kl_figure()
-            self._layout.extend([pn.pane.HTML(KEY, sizing_mode="stretch_width", css_classes=["kl-key"]),
-                                 pn.pane.Bokeh(self.figure, sizing_mode="stretch_width")])
+            # the plot first, so that it is on the projector's first screen however long its numbers' line wraps
+            self._layout.insert(0, pn.pane.Bokeh(self.figure, sizing_mode="stretch_width"))
+            self._layout.append(pn.pane.HTML(KEY, sizing_mode="stretch_width", css_classes=["kl-key"]))
         self.status.object = NO_STEP_YET if info.opad_tracked else f"No KL curve: {info.opad_problem}."
 
     def update(self, snapshot: Snapshot) -> None:
