@@ -19,7 +19,9 @@ snapshot until all are built, so that no other session's click waits for a
 whole page of views; every page's heavy pieces (its document, its draft,
 each view) share the loop by ``turns.TURNS``: one a turn, a pause after
 each, none while a click awaits its answer, so that a click waits for one
-at most; each view reaches its card with one recomputation of
+at most; while pages are still opening (``TURNS.pages_waiting``: a class
+opening the link at once) the others' pieces wait, and a page that shows no
+run yet takes its first after them; each view reaches its card with one recomputation of
 the page's Bokeh models. A view is built when its run arrives with its card
 open, or when its card is opened (a card that starts closed, such as the
 inspector's), and the claims table, the race (``race``: the sampler bake-off
@@ -361,6 +363,7 @@ class Explorer(pn.viewable.Viewer):
             self._callback = PeriodicCallback(callback=self.flush, period=self.refresh_ms, background=True, log=False)
             self._callback.start()
             self._document = pn.state.curdoc
+            TURNS.page_shown(self._document)
             _LIVE.add(self)
             if self._served():  # the sidebar's draft, held back from the first screen (``create_app``)
                 self._document.add_timeout_callback(self._show_the_draft, BUILD_GAP_MS)
@@ -404,6 +407,8 @@ class Explorer(pn.viewable.Viewer):
         """Move what the worker sent since the last flush into the views."""
         if self._unbuilt:
             return  # the views of a new run are being built (``_build_next``): what the worker sent waits for them
+        if self.client.info is None and TURNS.pages_waiting():
+            return  # a page that shows no run yet takes its first in its turn, after the pages still to be sent
         started = time.perf_counter()
         with pn.io.hold():  # not frozen: Bokeh recomputes a frozen document's models when it thaws, changed or not
             snapshots = self.client.poll()
@@ -521,7 +526,7 @@ def create_app(config: RunConfig | None = None, engine: Engine | None = None, **
     document = pn.state.curdoc
     served = document is not None and document.session_context is not None
     if served:
-        TURNS.take()  # this page's document is this turn's heavy piece
+        TURNS.page_built(document)  # this page's document is this turn's heavy piece
     arguments = pn.state.session_args if served and config is None else {}
     explorer = page_explorer(arguments, engine, **params) if arguments else Explorer(config, engine, **params)
     if served:
@@ -533,6 +538,7 @@ def create_app(config: RunConfig | None = None, engine: Engine | None = None, **
         explorer.collector = COLLECTOR
         pn.state.onload(explorer.start_updates)
         pn.state.on_session_destroyed(explorer.close)
+        pn.state.on_session_destroyed(lambda context: TURNS.page_shown(document))  # gone before it showed
     else:
         explorer.start_updates()
     return explorer

@@ -12,7 +12,11 @@ its own message. It also puts ``LongLinkGuard`` in front of the app: a
 request whose link is longer than a link is read (``engine.links``) gets a
 redirect to the app's address that carries only the link's length, so no
 page is built around 2 MB of query (that cost every other session 1.2 s);
-the page it leads to shows the default run and why. ``make serve`` calls it
+the page it leads to shows the default run and why. Every other request for
+the app's page waits there for its turn (``turns.TURNS.admit_page``: one
+page's document built at a time, first come first served), so that a class
+opening the link at once gets its pages as they are built, not all at the
+end. ``make serve`` calls it
 through ``serve_setup.py`` (``panel serve --setup``); servers started from
 Python call it first.
 
@@ -50,10 +54,14 @@ import gc
 import logging
 import time
 
+from urllib.parse import urlsplit
+
 from tornado import httputil
 from tornado.httpserver import HTTPServer
 
 from engine.links import long_link_redirect
+
+from .turns import TURNS
 
 #: Longest address a browser sends (Chromium's limit, bytes).
 MAX_BROWSER_URL_BYTES = 2 * 2**20
@@ -62,9 +70,14 @@ MAX_BROWSER_URL_BYTES = 2 * 2**20
 MAX_HEADER_BYTES = 4 * MAX_BROWSER_URL_BYTES
 
 
+#: The app's page (Panel names its route after the script, app.py): a request for it builds a page's document.
+PAGE_PATH = "/app"
+
+
 class LongLinkGuard(httputil.HTTPMessageDelegate):
     """One request on its way to the app: one whose link is too long to read is answered here with a redirect
-    (``engine.links.long_link_redirect``) as soon as its head has arrived; every other goes on to ``app``."""
+    (``engine.links.long_link_redirect``) as soon as its head has arrived; one for the app's page goes on to
+    ``app`` in its turn (``TURNS.admit_page``); every other goes on at once."""
 
     def __init__(self, app: httputil.HTTPMessageDelegate, connection: httputil.HTTPConnection):
         self.app = app
@@ -74,12 +87,20 @@ class LongLinkGuard(httputil.HTTPMessageDelegate):
     def headers_received(self, start_line, headers):
         location = long_link_redirect(start_line.path) if start_line.method == "GET" else None
         if location is None:
+            if start_line.method == "GET" and urlsplit(start_line.path).path.rstrip("/") == PAGE_PATH:
+                return self._in_turn(start_line, headers)
             return self.app.headers_received(start_line, headers)
         self.answered = True
         self.connection.write_headers(httputil.ResponseStartLine("HTTP/1.1", 303, "See Other"),
                                       httputil.HTTPHeaders({"Location": location, "Content-Length": "0"}))
         self.connection.finish()
         return None
+
+    async def _in_turn(self, start_line, headers) -> None:
+        """Hand a page's request to the app when its document may be built (Tornado reads nothing more of the
+        connection until this returns)."""
+        await TURNS.admit_page()
+        await _maybe(self.app.headers_received(start_line, headers))
 
     def data_received(self, chunk: bytes):
         return None if self.answered else self.app.data_received(chunk)
@@ -91,6 +112,12 @@ class LongLinkGuard(httputil.HTTPMessageDelegate):
     def on_connection_close(self) -> None:
         if not self.answered:
             self.app.on_connection_close()
+
+
+async def _maybe(result) -> None:
+    """Await what a delegate returned, if it returned something to await."""
+    if result is not None:
+        await result
 
 
 class GuardedHTTPServer(HTTPServer):

@@ -19,12 +19,24 @@ asked of its document again when it may (``gap_ms`` later at least). A
 click then waits for at most the one piece running when it came. Outside a
 running event loop (a notebook, a test driving a page's callbacks by hand)
 there are no turns to share and every piece runs at once.
+
+A page's document is built in the request that asks for the page, so a
+class opening the link in the same second sent thirty requests whose
+documents were all built in one turn of the loop, and every page waited for
+all of them. ``TURNS.admit_page`` makes each page's request wait for its
+turn instead (``serving.LongLinkGuard`` awaits it before the request reaches
+the app): first come, first served, one document at a time, by the same rule
+as every other piece; between two documents the loop sends the pages built
+so far what they ask for (their websocket, their document). While pages wait
+to be admitted, the pieces of pages already open wait too (pages first, their
+views after), so a class sees every Start button before the first lattices.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+from collections import deque
 from collections.abc import Callable
 
 
@@ -32,6 +44,12 @@ from collections.abc import Callable
 PAUSE_MS = 50
 #: Longest a session's click holds every page's work back while it awaits its answer (ms).
 ANSWER_HOLD_MS = 1000
+#: Longest an admitted page's request holds the next pieces back until its document is being built (ms): a request
+#: that builds none (an error answered early) frees the turns after this.
+ADMITTED_HOLD_MS = 1000
+#: Longest a page built holds the other pages' work back until it shows its document (ms): a browser gone before
+#: it asked for the document frees them after this.
+OPENING_HOLD_MS = 5000
 
 
 class OnePerTurn:
@@ -41,13 +59,62 @@ class OnePerTurn:
         self._taken_in: asyncio.AbstractEventLoop | None = None  # the loop whose current turn is taken
         self._free_at = 0.0  # the loop's time when the next piece may start, clicks aside
         self._answering: dict[int, float] = {}  # a session awaiting its click's answer (id) -> until when it holds
+        self._pages: deque[object] = deque()  # the page requests waiting to be admitted, first come first
+        self._admitted_until = 0.0  # the admitted page's hold on the next pieces (``ADMITTED_HOLD_MS``)
+        self._opening: dict[int, float] = {}  # a page built, not yet shown (its document's id) -> until when it holds
 
     def take(self) -> None:
         """Hold this turn for work already running (a page's document being built)."""
         loop = _running_loop()
+        self._admitted_until = 0.0  # the admitted page, if any, is being built
         if loop is not None and self._taken_in is not loop:
             self._taken_in = loop
             loop.call_soon(self._release, loop)
+
+    def page_built(self, document) -> None:
+        """A page's document is being built (this turn's piece); until the page shows it (``page_shown``), or
+        ``OPENING_HOLD_MS`` at most, the page is still opening."""
+        self.take()
+        loop = _running_loop()
+        if loop is not None:
+            self._opening[id(document)] = loop.time() + OPENING_HOLD_MS / 1000
+
+    def page_shown(self, document) -> None:
+        """The page holds its document (or its session ended)."""
+        self._opening.pop(id(document), None)
+
+    def pages_waiting(self) -> bool:
+        """Whether pages wait to be admitted (``admit_page``) or to show their document: every other page's work
+        comes after theirs."""
+        loop = _running_loop()
+        if loop is not None and self._opening:
+            now = loop.time()
+            self._opening = {page: until for page, until in self._opening.items() if until > now}
+        return bool(self._pages or self._opening)
+
+    async def admit_page(self) -> None:
+        """Return when a page's document may be built: first come, first served, one at a time, when a piece may
+        run (``claim``'s rule). The admitted page holds the next pieces back until its document is being built
+        (``take``; ``ADMITTED_HOLD_MS`` at most)."""
+        loop = asyncio.get_running_loop()
+        ticket = object()
+        self._pages.append(ticket)
+        try:
+            while (wait := self._wait_seconds(loop, pause=False) if self._pages[0] is ticket else PAUSE_MS / 1000) > 0:
+                await asyncio.sleep(min(wait, PAUSE_MS / 1000))  # looked at again: a build may end the hold sooner
+        finally:
+            self._pages.remove(ticket)
+        self._admitted_until = loop.time() + ADMITTED_HOLD_MS / 1000
+
+    def _wait_seconds(self, loop: asyncio.AbstractEventLoop, pause: bool = True) -> float:
+        """Seconds until a piece may start (none while this turn is taken: until the next turn's check); a page's
+        document waits for no pause after a piece (``pause=False``): the messages that came during the piece are
+        read in the turn after it, before the document is built, and a class's pages wait for nothing else."""
+        if self._taken_in is loop:
+            return 0.001
+        now = loop.time()
+        self._answering = {session: until for session, until in self._answering.items() if until > now}
+        return max([self._free_at if pause else 0.0, self._admitted_until, *self._answering.values()]) - now
 
     def answering(self, session) -> None:
         """``session``'s click awaits its answer: no piece starts until ``answered`` (``ANSWER_HOLD_MS`` at most)."""
@@ -65,11 +132,9 @@ class OnePerTurn:
         loop = _running_loop()
         if loop is None:
             return True
-        now = loop.time()
-        self._answering = {session: until for session, until in self._answering.items() if until > now}
-        free_at = max([self._free_at, *self._answering.values()])
-        if self._taken_in is loop or now < free_at:
-            document.add_timeout_callback(piece, max(gap_ms, math.ceil((free_at - now) * 1000)))
+        wait = self._wait_seconds(loop)
+        if wait > 0 or self.pages_waiting():  # pages still opening come first
+            document.add_timeout_callback(piece, max(gap_ms, math.ceil(wait * 1000)))
             return False
         self.take()
         return True
