@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-import threading
 import urllib.error
 import urllib.request
 from types import SimpleNamespace
@@ -23,11 +22,9 @@ import pytest
 from bokeh.document import Document
 from panel.io.state import set_curdoc
 from tornado import web
-from tornado.httpserver import HTTPServer
-from tornado.ioloop import IOLoop
 
 from dashboard.explorer import BUILD_GAP_MS, VIEWS, Explorer, page_explorer
-from dashboard.serving import GuardedHTTPServer, allow_long_links
+from dashboard.serving import GuardedHTTPServer
 from dashboard import turns as turns_module
 from dashboard.turns import TURNS, OnePerTurn
 from dashboard.views.lattice import LatticeView
@@ -35,6 +32,7 @@ from dashboard.views.traces import TraceView
 from engine.config import RunConfig
 from engine.links import LONG_LINK_ARG, MAX_LINK_CHARS, long_link_redirect, too_long
 from tests.explorer_driver import built, make_explorer, settle
+from tests.guarded_server import guarded_server
 
 
 class RunningFlush:
@@ -307,12 +305,6 @@ def test_a_page_sent_on_from_a_long_link_says_why_as_a_link_read_by_the_app_does
     assert "<" not in too_long("<b>x</b>") and "x" not in too_long("<b>x</b>")  # not a number: not repeated
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_the_server_answers_a_long_link_with_a_redirect_before_the_app_sees_it():
     seen: list[int] = []
 
@@ -321,28 +313,9 @@ def test_the_server_answers_a_long_link_with_a_redirect_before_the_app_sees_it()
             seen.append(len(self.request.uri))
             self.write("page")
 
-    port = _free_port()
-    ready = threading.Event()
-    state = {}
-
-    def serve():
-        asyncio.set_event_loop(asyncio.new_event_loop())
-        loop = IOLoop.current()
-        allow_long_links()
-        try:
-            server = HTTPServer(web.Application([(r"/app", App)]))
-        finally:
-            HTTPServer.configure(None)
-        state.update(loop=loop, server=server)
-        server.listen(port, "127.0.0.1")
-        ready.set()
-        loop.start()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    ready.wait(30)
-    try:
-        assert isinstance(state["server"], GuardedHTTPServer)
+    with guarded_server([(r"/app", App)]) as server:
+        assert isinstance(server.server, GuardedHTTPServer)
+        port = server.port
 
         class NoRedirect(urllib.request.HTTPRedirectHandler):
             def redirect_request(self, *args, **kwargs):
@@ -357,9 +330,6 @@ def test_the_server_answers_a_long_link_with_a_redirect_before_the_app_sees_it()
         with opener.open(f"http://127.0.0.1:{port}/app?run={'A' * 100}", timeout=60) as response:
             assert response.read() == b"page"
         assert len(seen) == 1
-    finally:
-        state["loop"].add_callback(state["loop"].stop)
-        thread.join(30)
 
 
 def test_the_page_a_long_link_is_sent_on_to_shows_the_default_run_and_why():

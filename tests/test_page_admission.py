@@ -11,21 +11,19 @@ timed.
 from __future__ import annotations
 
 import asyncio
-import socket
 import threading
 import urllib.request
 
 import pytest
 from tornado import web
-from tornado.httpserver import HTTPServer
-from tornado.ioloop import IOLoop
 
 from dashboard import explorer as explorer_module, serving, turns as turns_module
 from dashboard.explorer import Explorer
-from dashboard.serving import PAGE_PATH, allow_long_links
+from dashboard.serving import PAGE_PATH
 from dashboard.turns import OnePerTurn
 from engine.config import RunConfig
 from tests.explorer_driver import built, settle
+from tests.guarded_server import guarded_server
 
 
 class Page:
@@ -101,12 +99,6 @@ def test_a_page_built_but_never_shown_holds_the_other_pages_work_for_a_while_onl
     asyncio.run(serve())
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_the_server_lets_a_page_request_in_at_its_turn_and_every_other_request_at_once(monkeypatch):
     """A page's request waits while a session's click awaits its answer; a request for anything else does not."""
     monkeypatch.setattr(turns_module, "ANSWER_HOLD_MS", 60_000)
@@ -126,44 +118,21 @@ def test_the_server_lets_a_page_request_in_at_its_turn_and_every_other_request_a
             seen.append("other")
             self.write("other")
 
-    port = _free_port()
-    ready = threading.Event()
-    state = {}
-
-    def serve():
-        asyncio.set_event_loop(asyncio.new_event_loop())
-        loop = IOLoop.current()
-        allow_long_links()
-        try:
-            server = HTTPServer(web.Application([(PAGE_PATH, PageHandler), (r"/static/x", Other)]))
-        finally:
-            HTTPServer.configure(None)
-        state.update(loop=loop)
-        server.listen(port, "127.0.0.1")
-        loop.add_callback(turns.answering, clicking)  # a click's command went to its worker: pages wait for it
-        ready.set()
-        loop.start()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    assert ready.wait(30)
-    try:
+    with guarded_server([(PAGE_PATH, PageHandler), (r"/static/x", Other)]) as server:
+        server.loop.add_callback(turns.answering, clicking)  # a click's command went to its worker: pages wait
         answers: dict[str, bytes] = {}
 
         def fetch(path: str) -> None:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=120) as response:
+            with urllib.request.urlopen(f"http://127.0.0.1:{server.port}{path}", timeout=120) as response:
                 answers[path] = response.read()
 
         page = threading.Thread(target=fetch, args=(f"{PAGE_PATH}?run=abc",))
         page.start()
         fetch("/static/x")  # answered while the page's request waits
         assert seen == ["other"] and answers == {"/static/x": b"other"}
-        state["loop"].add_callback(turns.answered, clicking)  # the click's answer is on its page
+        server.loop.add_callback(turns.answered, clicking)  # the click's answer is on its page
         page.join(120)
         assert seen == ["other", "page"] and answers[f"{PAGE_PATH}?run=abc"] == b"page"
-    finally:
-        state["loop"].add_callback(state["loop"].stop)
-        thread.join(30)
 
 
 @pytest.mark.parametrize("path, gated", [("/app", True), ("/app/", True), ("/app?run=x", True), ("/app/ws", False),
