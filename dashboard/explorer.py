@@ -198,6 +198,10 @@ class Explorer(pn.viewable.Viewer):
         self.race_card: RaceCard | None = None  # built when its card is first opened
         self.waiting = pn.pane.HTML("", css_classes=["run-waiting"])
         self.refresh = pn.widgets.IntInput.from_param(self.param.refresh_ms, label="plot refresh period (ms)")
+        # below the first screen: the closed cards under the views, and the refresh period under the sidebar's draft
+        self._closed_cards = [self.race, self.claims, self.catalogue]
+        self.below_views = pn.Column(*self._closed_cards, sizing_mode="stretch_width")
+        self.sidebar_tail = pn.Column(self.refresh, sizing_mode="stretch_width", margin=0)
         self._callback = None
         self._document = None
         self.collector: SessionCollector | None = None  # a served session's: told when views are built, and closing
@@ -365,13 +369,25 @@ class Explorer(pn.viewable.Viewer):
             self._document = pn.state.curdoc
             TURNS.page_shown(self._document)
             _LIVE.add(self)
-            if self._served():  # the sidebar's draft, held back from the first screen (``create_app``)
-                self._document.add_timeout_callback(self._show_the_draft, BUILD_GAP_MS)
+            if self._served():  # the rest of the page, held back from the first screen (``create_app``)
+                self._document.add_timeout_callback(self._show_the_rest, BUILD_GAP_MS)
             self._answer_soon()  # the first run is being built: draw it as soon as it is there
 
-    def _show_the_draft(self) -> None:
-        if TURNS.claim(self._document, self._show_the_draft, BUILD_GAP_MS):
-            self.controls.show_the_draft()
+    def hold_back_the_rest(self) -> None:
+        """Leave out of the page what its first screen does not show: the sidebar's draft (``Controls``), the
+        refresh period under it and the closed cards under the views; ``_show_the_rest`` adds them, in a turn of
+        the server's event loop of its own once the page holds its document."""
+        self.controls.hold_back_the_draft()
+        self.sidebar_tail[:] = []
+        self.below_views[:] = []
+
+    def _show_the_rest(self) -> None:
+        if TURNS.claim(self._document, self._show_the_rest, BUILD_GAP_MS):
+            with pn.io.hold(freeze=True):  # one recomputation of the document's models
+                self.controls.show_the_draft()
+                if not len(self.below_views):  # once
+                    self.sidebar_tail[:] = [self.refresh]
+                    self.below_views[:] = self._closed_cards
 
     def _answer_soon(self, *events) -> None:
         """After a command, look for its answer sooner than the refresh period: a click shows its effect at once.
@@ -453,11 +469,10 @@ class Explorer(pn.viewable.Viewer):
     def main_area(self) -> pn.viewable.Viewable:
         """The projector's first screen: the state beside the run's lead view (the status is at the sidebar's
         top); every other card below them, the traces first."""
-        return pn.Column(self.waiting, self.top, self.below, self.race, self.claims, self.catalogue,
-                         sizing_mode="stretch_width")
+        return pn.Column(self.waiting, self.top, self.below, self.below_views, sizing_mode="stretch_width")
 
     def sidebar(self) -> pn.viewable.Viewable:
-        return pn.Column(self.controls, self.refresh, sizing_mode="stretch_width")
+        return pn.Column(self.controls, self.sidebar_tail, sizing_mode="stretch_width")
 
     def template(self) -> pn.template.FastListTemplate:
         return pn.template.FastListTemplate(
@@ -530,7 +545,7 @@ def create_app(config: RunConfig | None = None, engine: Engine | None = None, **
     arguments = pn.state.session_args if served and config is None else {}
     explorer = page_explorer(arguments, engine, **params) if arguments else Explorer(config, engine, **params)
     if served:
-        explorer.controls.hold_back_the_draft()  # sent after the page's first screen (``start_updates``)
+        explorer.hold_back_the_rest()  # sent after the page's first screen (``start_updates``)
         quiet_closed_pages()
         explorer.follow_in_url(pn.state.location)
         # Views change the document (new figures for a run) only once the page holds it: a change sent

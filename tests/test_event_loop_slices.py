@@ -108,22 +108,29 @@ def widget_names(viewable) -> list[str]:
     return [widget.name for widget in pn.panel(viewable).select(pn.widgets.Widget)]
 
 
-def test_a_served_page_is_sent_with_its_run_buttons_and_presets_and_the_rest_of_its_sidebar_a_turn_later():
+def test_a_served_page_is_sent_with_its_run_buttons_and_presets_and_the_rest_of_the_page_a_turn_later():
     app = make_explorer(RunConfig())
-    whole = widget_names(app.controls)
-    app.controls.hold_back_the_draft()  # as ``create_app`` does for a served page, before its document is built
+    whole, whole_page = widget_names(app.controls), widget_names(app)
+    cards = [card.title for card in pn.panel(app).select(pn.Card)]
+    app.hold_back_the_rest()  # as ``create_app`` does for a served page, before its document is built
     first = widget_names(app.controls)
     assert {"Start", "Pause", "Step", "Reset", "Preset", "Load preset"} <= set(first)
     assert "Target" not in first and "Apply settings" not in first and len(first) < len(whole) / 2
+    assert "plot refresh period (ms)" not in widget_names(app)
+    first_cards = [card.title for card in pn.panel(app).select(pn.Card)]
+    assert first_cards == [title for title in cards if title not in (app.race.title, app.claims.title,
+                                                                      app.catalogue.title)]
     document = ServedDocument()
     with set_curdoc(document):
         app.start_updates()  # the page holds its document: the rest of the sidebar is due, in a turn of its own
-    [(callback, delay_ms)] = [entry for entry in document.timeouts if entry[0] == app._show_the_draft]
+    [(callback, delay_ms)] = [entry for entry in document.timeouts if entry[0] == app._show_the_rest]
     assert delay_ms == BUILD_GAP_MS
     callback()
-    assert widget_names(app.controls) == whole  # the sidebar of a page built at once
+    # the sidebar and the cards of a page built at once
+    assert widget_names(app.controls) == whole and widget_names(app) == whole_page
+    assert [card.title for card in pn.panel(app).select(pn.Card)] == cards
     callback()  # once
-    assert widget_names(app.controls) == whole
+    assert widget_names(app.controls) == whole and widget_names(app) == whole_page
     app.close()
 
 
@@ -193,17 +200,17 @@ def test_a_page_builds_no_view_and_sends_no_draft_in_a_turn_that_another_pages_w
     document = served(app)
     assert app.client.apply(RunConfig(seed=6))
     settle(app, lambda: built(app.client) and app.client.config.seed == 6)
-    app.controls.hold_back_the_draft()
+    app.hold_back_the_rest()
     [(build, _)] = builds(app, document)
 
     async def another_page_is_built_as_these_fall_due() -> None:
         TURNS.take()
         build()
-        app._show_the_draft()
+        app._show_the_rest()
 
     asyncio.run(another_page_is_built_as_these_fall_due())
     assert not app.views and "Target" not in widget_names(app.controls)
-    asked_again = [entry for entry in document.timeouts if entry[0] in (app._build_next, app._show_the_draft)]
+    asked_again = [entry for entry in document.timeouts if entry[0] in (app._build_next, app._show_the_rest)]
     assert sorted(delay_ms for _, delay_ms in asked_again) == [BUILD_GAP_MS, BUILD_GAP_MS]
     for callback, _ in asked_again:  # a later turn, its own
         callback()
