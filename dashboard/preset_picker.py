@@ -5,17 +5,21 @@ alike) the preset is selected, so that the name and description beside the run a
 pane first says what the run shown is — the page's opening run (``DEFAULT_RUN``), a custom run
 (``CUSTOM_RUN``), each with its target, sampler and chains, or another preset — and then, below a rule, the
 selected preset under ``NOT_LOADED``: a description is never printed as if it were the run shown's. Preset
-texts are the project's own (``engine.presets``), never the user's, so they are Markdown.
+texts are the project's own (``engine.presets``), never the user's, so they are Markdown. The presets' run
+configurations the picker compares a run with are made once per server (``comparable_presets``: 10 ms a page
+otherwise); a preset loaded into a run gets a fresh one.
 """
 
 from __future__ import annotations
+
+import functools
 
 import panel as pn
 import param
 
 from engine.client import RunClient
 from engine.config import RunConfig
-from engine.presets import load_presets, preset_of
+from engine.presets import Preset, load_presets, preset_of
 
 #: Above the selected preset's name and description while the run shown is not that preset.
 NOT_LOADED = "Selected preset, not the run shown: Load preset runs it."
@@ -25,6 +29,22 @@ CUSTOM_RUN = "Custom run: the run shown matches none of the presets."
 DEFAULT_RUN = "The run shown is the page's default run, none of the presets."
 #: The page's default run, as a configuration's dictionary.
 DEFAULT_CONFIG = RunConfig().to_dict()
+
+
+class ComparedPreset:
+    """A preset as ``preset_of`` compares a run with it: its run configuration made once and only read."""
+
+    def __init__(self, preset: Preset):
+        self._config = preset.run_config()
+
+    def run_config(self) -> RunConfig:
+        return self._config
+
+
+@functools.cache
+def comparable_presets() -> dict[str, ComparedPreset]:
+    """The presets as ``preset_of`` compares runs with them, made once per server and shared by its pages."""
+    return {name: ComparedPreset(preset) for name, preset in load_presets().items()}
 
 
 class PresetPicker(pn.viewable.Viewer):
@@ -91,7 +111,7 @@ class PresetPicker(pn.viewable.Viewer):
         config = self.client.config
         changes = len(config.beta_changes) if config is not None else 0
         if self._preset_of[0] is not config or self._preset_of[1] != changes:
-            self._preset_of = (config, changes, preset_of(config, self._presets))
+            self._preset_of = (config, changes, preset_of(config, comparable_presets()))
         return self._preset_of[2]
 
     def running_failure(self) -> str:

@@ -21,7 +21,7 @@ from bokeh.document import Document
 from bokeh.models import ColorBar, GlyphRenderer, Plot
 
 import targets
-from dashboard.preset_picker import CUSTOM_RUN, DEFAULT_RUN, NOT_LOADED
+from dashboard.preset_picker import CUSTOM_RUN, DEFAULT_RUN, NOT_LOADED, comparable_presets
 from dashboard.explorer import Explorer, open_link
 from dashboard.views.adaptation import AdaptationView
 from dashboard.views.balancing import BalancingView
@@ -37,7 +37,7 @@ from dashboard.views.tuning import TuningView
 from engine.config import RunConfig
 from engine.images import as_image, cell_centres, site_name, step_labels
 from engine.links import link_query
-from engine.presets import load_presets
+from engine.presets import load_presets, run_key
 from engine.session import ESS_DEFINITIONS
 from engine.opad_tracker import OpadSnapshot
 from engine.session import READY
@@ -110,6 +110,19 @@ def test_a_preset_not_yet_loaded_says_it_is_not_the_run_shown(explorer):
     applied(explorer, RunConfig.from_dict({**config.to_dict(), "seed": config.seed + 1}))
     settle(explorer, lambda: NOT_LOADED in controls.presets.preset_info.object)
     assert controls.presets.preset_info.object.startswith(f"**{CUSTOM_RUN}**")
+
+
+def test_the_presets_a_run_is_compared_with_are_made_once_per_server_and_never_run(explorer):
+    """Every page compares its run with the same preset configurations; Load preset runs a fresh one (a live β
+    would change the run's own, never the shared one)."""
+    compared = comparable_presets()
+    assert comparable_presets() is compared
+    controls = explorer.controls
+    name = controls.presets.preset.value
+    controls.presets.load_preset.clicks += 1
+    settle(explorer, lambda: built(explorer.client) and NOT_LOADED not in controls.presets.preset_info.object)
+    assert explorer.client.config is not compared[name].run_config()
+    assert run_key(explorer.client.config) == run_key(compared[name].run_config())
 
 
 def test_the_page_opening_on_its_default_run_says_so_not_that_it_is_a_custom_run():
