@@ -23,7 +23,7 @@ from scipy import stats
 
 import samplers
 import targets
-from samplers.common.exact import stationary_distribution, transition_matrix
+from samplers.common.exact import integrated_time, stationary_distribution, transition_matrix
 from samplers.diagnostics.ess import ess
 from tests.tiny import TINY_TARGETS
 
@@ -155,3 +155,14 @@ def test_step_records_are_consistent(tiny_target):
         assert not np.any(moved & ~record.accepted), name
         np.testing.assert_array_equal(record.states[record.accepted], record.proposed[record.accepted])
         assert record.n_evals == sampler.n_evals > 0
+
+
+def test_the_exact_integrated_time_is_that_of_a_two_state_chain():
+    """τ of the indicator under P = [[1 − a, a], [b, 1 − b]] is (1 + λ)/(1 − λ), λ = 1 − a − b; i.i.d. draws give 1."""
+    a, b = 0.3, 0.1
+    kernel, pi, f = np.array([[1 - a, a], [b, 1 - b]]), np.array([b, a]) / (a + b), np.array([0.0, 1.0])
+    lam = 1 - a - b
+    assert integrated_time(kernel, pi, f) == pytest.approx((1 + lam) / (1 - lam), rel=1e-12)
+    assert integrated_time(np.tile(pi, (2, 1)), pi, f) == pytest.approx(1.0, rel=1e-12)
+    with pytest.raises(ValueError, match="constant"):
+        integrated_time(kernel, pi, np.ones(2))

@@ -18,7 +18,7 @@ Printed per model: the ranking with 95 % intervals, the verdict in the claims
 audit's vocabulary (a sampler wins only when the interval of its ESS-per-
 evaluation ratio over the runner-up clears 1, else a tie), and for DMALA,
 DLMC and PAS the setting tuned toward 57.4 % acceptance (DISCS) against the one
-maximising the expected Hamming jump per evaluation, with the per-seed ratio
+maximising the pilots' ESS of log p̃ per evaluation, with the per-seed ratio
 of their ESS per evaluation. The last table gathers those ratios. Reports
 (``bakeoff.md``, ``bakeoff.html``) are written beside each model's stored runs.
 

@@ -33,7 +33,7 @@ from numba import njit
 
 from samplers.balanced.sumtree import (LogSumTree, commit_path, log_total_after, log_total_of, prefetch_path,
                                        sample_rows, tree_depth)
-from samplers.base import (Sampler, acceptance_probability, log_softmax, metropolis_accept, sample_categorical,
+from samplers.base import (Sampler, acceptance_probability, inverse_cdf, log_softmax, metropolis_accept,
                            taylor_flip_log_ratios)
 from samplers.common.prefetch import prefetch
 from samplers.lsb.balancing import BALANCING, CODES, NO_TABLE, log_balancing, log_g_scalar
@@ -107,6 +107,47 @@ def locally_balanced_moves(states, log_p, delta, log_leaves, sums, shift, idx, s
         locally_balanced_move(c, states, log_p, delta, log_leaves, sums, shift, idx[c], sites[c], values[c], code,
                               table_values, table_slopes, log_u[c], accepted, proposed_log_prob, old_bits,
                               log_g_after, path_nodes, path_values)
+
+
+@helper
+def taylor_flip_weights(x, grad, c, code, table_values, table_slopes, log_w, weights):
+    """Row c of GWG's proposal: ``log_w`` = log g(t̃_j), t̃_j the Taylor estimate log t̃_j = (1 − 2x_j) ∂ log p̃/∂x_j,
+    and ``weights`` = g(t̃_j)·e^{−top}; returns (top, Σ weights), so that log Q(x^(j) | x) = log_w[j] − top −
+    log Σ weights."""
+    top = -np.inf
+    for j in range(x.shape[1]):
+        log_w[j] = log_g_scalar(code, (1.0 - 2.0 * x[c, j]) * grad[c, j], table_values, table_slopes)
+        top = max(top, log_w[j])
+    total = 0.0
+    for j in range(x.shape[1]):
+        weights[j] = np.exp(log_w[j] - top)
+        total += weights[j]
+    return top, total
+
+
+@njit(cache=True)
+def taylor_flip_log_proposal(x, grad, code, table_values, table_slopes):
+    """GWG's log Q(x^(j) | x) for every row and j (``taylor_flip_weights``)."""
+    n, d = x.shape
+    out, weights = np.empty((n, d)), np.empty(d)
+    for c in range(n):
+        top, total = taylor_flip_weights(x, grad, c, code, table_values, table_slopes, out[c], weights)
+        out[c] -= top + np.log(total)
+    return out
+
+
+@njit(cache=True)
+def taylor_flip_draws(x, grad, code, table_values, table_slopes, uniforms, drawn, log_q_drawn):
+    """One site per row drawn from GWG's proposal (``taylor_flip_weights``, ``inverse_cdf`` with ``uniforms[c]``)
+    into ``drawn``, its log Q into ``log_q_drawn``; with ``uniforms`` None, ``drawn`` is given and only its log Q
+    is computed (the reverse move's)."""
+    n, d = x.shape
+    log_w, weights = np.empty(d), np.empty(d)
+    for c in range(n):
+        top, total = taylor_flip_weights(x, grad, c, code, table_values, table_slopes, log_w, weights)
+        if uniforms is not None:
+            drawn[c] = inverse_cdf(weights, total, uniforms[c])
+        log_q_drawn[c] = log_w[drawn[c]] - top - np.log(total)
 
 
 #: A step prefetches the flip neighbourhood of the chain this many chains ahead of the one it moves.
@@ -313,7 +354,7 @@ class GibbsWithGradients(_FlipProposalSampler):
             self._grad = None
 
     def _taylor_log_proposal(self, x, grad):
-        return log_softmax(self.log_g(taylor_flip_log_ratios(x, grad)))
+        return taylor_flip_log_proposal(x, grad, *self._g_kernel())
 
     def _log_proposal(self, x):
         return self._taylor_log_proposal(x, self.target.grad_log_prob(x))
@@ -324,15 +365,14 @@ class GibbsWithGradients(_FlipProposalSampler):
             idx, old_bits, accepted, proposed_log_prob, _ = self._pairwise_tree_step()
             self.target.count_evaluations(n)
             return self._single_flip_record(idx, old_bits, accepted, proposed_log_prob)
-        rows = np.arange(n)
-        log_q = self._taylor_log_proposal(self.states, self._grad)
-        idx = sample_categorical(log_q, self.rng)
+        idx, log_q, log_q_back = np.empty(n, dtype=np.int64), np.empty(n), np.empty(n)
+        taylor_flip_draws(self.states, self._grad, *self._g_kernel(), self.rng.random(n), idx, log_q)
         proposals = flip(self.states, idx)
         proposed_log_prob, proposed_grad = self.target.value_and_grad(proposals)
-        log_q_back = self._taylor_log_proposal(proposals, proposed_grad)[rows, idx]
+        taylor_flip_draws(proposals, proposed_grad, *self._g_kernel(), None, idx, log_q_back)
         log_ratio = proposed_log_prob - self.log_p
-        accepted = metropolis_accept(flip_log_acceptance(log_ratio, log_q[rows, idx], log_q_back), self.rng)
-        old_bits = self.states[rows, idx]
+        accepted = metropolis_accept(flip_log_acceptance(log_ratio, log_q, log_q_back), self.rng)
+        old_bits = self.states[np.arange(n), idx]
         previous_log_p = self.log_p.copy()
         self._apply_flips(idx, accepted, log_ratio)
         self._grad[accepted] = proposed_grad[accepted]

@@ -6,6 +6,8 @@ normalised target (``stationary_distribution``), a correct sampler satisfies
 π T = π, and a reversible one π_x T_xy = π_y T_yx. ``transition_matrix(sampler,
 states)`` restricts rows and columns to the given states (e.g. the DAGs of a
 ``dag`` target, whose other states have p̃ = 0 and are never visited).
+``integrated_time(T, π, f)`` is a function's exact integrated autocorrelation
+time under T (the ESS of n steps is n/τ), what tuners are checked against.
 """
 
 from __future__ import annotations
@@ -49,3 +51,19 @@ def transition_matrix(sampler: Sampler, states: np.ndarray | None = None) -> np.
             raise ValueError(f"the kernel moves from state {row} to a state outside the given states")
         np.add.at(matrix[row], order[found], probs)
     return matrix
+
+
+def integrated_time(kernel: np.ndarray, pi: np.ndarray, f: np.ndarray) -> float:
+    """Integrated autocorrelation time τ_f of f under the kernel T = ``kernel`` with stationary π, exactly.
+
+    With f̄ = f − π f, the asymptotic variance of the ergodic average is
+    σ²_f = 2⟨f̄, Z f̄⟩_π − ⟨f̄, f̄⟩_π, Z = (I − T + 1πᵀ)⁻¹ the fundamental matrix
+    (Kemeny & Snell 1960), and τ_f = σ²_f / Var_π f = 1 + 2 Σ_{k≥1} ρ_k: the ESS of
+    n steps is n/τ_f. Needs T irreducible (else I − T + 1πᵀ is singular).
+    """
+    centred = f - pi @ f
+    variance = pi @ centred**2
+    if not variance > (1e-12 * np.abs(f).max()) ** 2:  # f constant, up to rounding
+        raise ValueError("f is constant under π: its integrated time is undefined")
+    solved = np.linalg.solve(np.eye(len(pi)) - kernel + np.outer(np.ones(len(pi)), pi), centred)
+    return float((2 * pi @ (centred * solved) - variance) / variance)

@@ -54,28 +54,31 @@ def kernels_ready() -> bool:
     return _READY
 
 
-def _warm_targets() -> list[targets.Target]:
-    """A sparse pairwise model and a black box: the two shapes of flip-ratio updates."""
+def _warm_runs() -> list[tuple[targets.Target, str, dict]]:
+    """(target, sampler, its parameters) of the warm-up: ``WARM_SAMPLERS`` on a sparse pairwise model and on a black
+    box, the two shapes of flip-ratio updates (``PAIRWISE_ONLY`` on the first alone), and GWG on a tiny RBM, a
+    target with a gradient and no flip tables: its proposal's compiled pass over the gradient's Taylor estimates
+    (on a pairwise model GWG is the locally balanced kernel)."""
     weights = np.linspace(-1.0, 1.0, 6)
-    return [targets.make("ising_segmentation", size=3, seed=0),
-            targets.from_log_prob(lambda x: x @ weights, 6)]
+    pairwise = targets.make("ising_segmentation", size=3, seed=0)
+    black_box = targets.from_log_prob(lambda x: x @ weights, 6)
+    rbm = targets.make("rbm", weights=np.zeros((6, 2)), visible_bias=weights, hidden_bias=np.zeros(2))
+    return [(target, name, params) for target in (pairwise, black_box) for name, params in WARM_SAMPLERS
+            if name not in PAIRWISE_ONLY or target is pairwise] + [(rbm, "gwg", {})]
 
 
 def warm_up() -> float:
     """Compile (or load from the disk cache) every kernel a run uses; returns the seconds it took."""
     global _READY
     start = time.perf_counter()
-    for target in _warm_targets():
-        for name, params in WARM_SAMPLERS:
-            if name in PAIRWISE_ONLY and target.flip_tables is None:
-                continue
-            sampler = SAMPLERS.cls(name)(target, n_chains=2, seed=0, **params)
-            store = ParticleStore(target)  # the particle store's kernels, as OPAD tracking runs them
-            store.update(sampler.step(record=True))
-            store.flush()
-            sampler.step(record=False)
-            if name in ("locally_balanced", "dmala", "pas", "wolff"):
-                sampler.transition_row(sampler.states[0])
+    for target, name, params in _warm_runs():
+        sampler = SAMPLERS.cls(name)(target, n_chains=2, seed=0, **params)
+        store = ParticleStore(target)  # the particle store's kernels, as OPAD tracking runs them
+        store.update(sampler.step(record=True))
+        store.flush()
+        sampler.step(record=False)
+        if name in ("locally_balanced", "dmala", "pas", "wolff"):
+            sampler.transition_row(sampler.states[0])
     ParticleIndex(6, capacity=2).reserve(4)  # the index's rehash, which a run reaches when its store first grows
     ess(np.arange(16.0).reshape(2, 8))  # the diagnostics' arviz-stats, imported on first use
     _READY = True

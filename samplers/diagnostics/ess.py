@@ -87,14 +87,16 @@ def integrated_time(lags: np.ndarray, acf: np.ndarray) -> float:
     return float((lags[1] - lags[0]) * (1 + 2 * acf[1:1 + negative[0]].sum()))
 
 
-def ess(samples: np.ndarray) -> float:
-    """Rank-normalised bulk ESS of ``(n_chains, n_draws)`` samples (0 for a constant trace)."""
+def ess(samples: np.ndarray, method: str = "bulk") -> float:
+    """ESS of ``(n_chains, n_draws)`` samples (0 for a constant trace): rank-normalised bulk ESS, or with
+    ``method="mean"`` the ESS of the mean of the raw draws (no rank normalisation: what an average of f is worth,
+    and on short traces of a discrete f, log p̃ over few states with many ties, less noisy than the bulk ESS)."""
     samples = np.atleast_2d(np.asarray(samples, dtype=np.float64))
     if samples.shape[1] < 4:
         raise ValueError(f"ESS needs at least 4 draws per chain; got {samples.shape[1]}")
     if np.ptp(samples) == 0:
         return 0.0
-    return float(_array_stats().ess(samples, chain_axis=0, draw_axis=1, method="bulk"))
+    return float(_array_stats().ess(samples, chain_axis=0, draw_axis=1, method=method))
 
 
 def rhat(samples: np.ndarray) -> float:

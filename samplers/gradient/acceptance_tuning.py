@@ -14,6 +14,14 @@ through ā_t and the kernel changes with t, so the chain is adaptive MCMC
 (``samplers.common.adaptive``); at the freeze the kernel takes the tuned
 value, fixed, and is exact from then on (``frozen_params()`` names it).
 ``burn_in=0`` never tunes: the requested value is the kernel from step 0.
+
+A target rate need not be reachable: where E_π[α] exceeds a* for every value
+in the range (DLMC's h on some frustrated models), ā_t never crosses a* and v
+drifts toward a bound for as long as the burn-in lasts.
+``acceptance_target_reached()`` says whether the recent acceptance, the
+moving average ā = ā + (ā_t − ā)/``SMOOTHING`` over the tuning steps
+(``tuning_acceptance``), ended within ``REACHED_WITHIN`` of a* (None before any
+tuning step), so that a caller can say the frozen value is not the target's.
 """
 
 from __future__ import annotations
@@ -23,6 +31,12 @@ import math
 import param
 
 from samplers.common.adaptive import Adaptive
+
+
+#: Steps the moving average of the tuning's acceptance (``tuning_acceptance``) mostly remembers.
+SMOOTHING = 10
+#: The target counts as reached when that average ends within this of it.
+REACHED_WITHIN = 0.05
 
 
 class AcceptanceTuned(Adaptive, param.Parameterized):
@@ -41,7 +55,15 @@ class AcceptanceTuned(Adaptive, param.Parameterized):
         """The host's reset, then the tuning starts again from the requested value."""
         super().reset(init)
         self.tuned_value = float(getattr(self, self.tuned_parameter))
+        self.tuning_acceptance = math.nan
         self._start_adaptation(self.burn_in > 0)
+
+    def acceptance_target_reached(self) -> bool | None:
+        """Whether the tuning's recent acceptance (``tuning_acceptance``) ended within ``REACHED_WITHIN`` of
+        ``target_acceptance`` (None before any tuning step). False: the tuned value is where a drift stopped."""
+        if math.isnan(self.tuning_acceptance):
+            return None
+        return abs(self.tuning_acceptance - self.target_acceptance) <= REACHED_WITHIN
 
     def _tuned_bounds(self) -> tuple[float, float]:
         """Range the tuned value is kept in: the parameter's bounds (both must be finite)."""
@@ -49,6 +71,9 @@ class AcceptanceTuned(Adaptive, param.Parameterized):
 
     def _tune(self, mean_acceptance: float) -> None:
         """One Robbins–Monro step of the tuned value toward ``target_acceptance`` (during the burn-in only)."""
+        recent = self.tuning_acceptance
+        self.tuning_acceptance = (mean_acceptance if math.isnan(recent)
+                                  else recent + (mean_acceptance - recent) / SMOOTHING)
         gain = (mean_acceptance - self.target_acceptance) / math.sqrt(self.n_steps + 1)
         low, high = self._tuned_bounds()
         value = self.tuned_value * math.exp(gain) if self.tuned_on_log else self.tuned_value + gain

@@ -104,6 +104,11 @@ class LocalRatios(Sampler):
         log_p, grad = self.target.value_and_grad(x)
         return log_p, taylor_flip_log_ratios(x, grad)
 
+    def _pairwise(self) -> bool:
+        """Whether steps run the compiled pairwise kernels (``samplers.gradient.pairwise_moves``): the target has
+        ``flip_tables``."""
+        return self.target.flip_tables is not None
+
     def _evaluations_per_state(self) -> int:
         """What ``_value_and_log_ratios`` counts for one state: 1 (value and gradient) or 1 + d (exact)."""
         return 1 if self.ratios == "gradient" else 1 + self.target.dim
@@ -153,9 +158,6 @@ class _FactorisedFlips(TunedLocalProposal):
         super()._prepare()
         self._flip_caches = tuple(np.empty(self.states.shape) for _ in range(3)) if self._pairwise() else None
         self._cached_step = None
-
-    def _pairwise(self) -> bool:
-        return self.target.flip_tables is not None
 
     def _caches_at(self, kernel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(p, log p, log(1 − p)) of every site at ``kernel``'s step size, refilled when that changed."""

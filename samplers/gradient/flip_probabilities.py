@@ -25,10 +25,12 @@ from targets.compiled import helper
 LANGEVIN_SCHEME, JUMP_CHAIN_SCHEME = 0, 1
 
 
-@njit(cache=True)
-def log_sigmoid(u):
-    """log σ(u) = −log(1 + e^−u), exact for u = ±∞."""
-    return -np.log1p(np.exp(-u)) if u >= 0.0 else u - np.log1p(np.exp(u))
+@helper
+def log_sigmoids(u):
+    """(log σ(u), log σ(−u)) = (−log(1 + e^−u), −log(1 + e^u)) from one exponential and one logarithm
+    (l = log(1 + e^−|u|)), without cancellation, exact for u = ±∞."""
+    softplus_tail = np.log1p(np.exp(-abs(u)))
+    return (-softplus_tail, -u - softplus_tail) if u >= 0.0 else (u - softplus_tail, -softplus_tail)
 
 
 @helper
@@ -36,9 +38,8 @@ def coordinate_flip_logs(scheme, code, u, step):
     """(log p_i, log(1 − p_i)) of one coordinate with flip log-ratio u, for ``scheme`` ``LANGEVIN_SCHEME`` (DMALA,
     ``step`` = α) or ``JUMP_CHAIN_SCHEME`` (DLMC, ``step`` = h) and balancing function ``code``."""
     if scheme == LANGEVIN_SCHEME:
-        a = log_g_scalar(code, u, NO_TABLE, NO_TABLE) - 0.5 / step
-        return log_sigmoid(a), log_sigmoid(-a)
-    log_nu, log_not_nu = log_sigmoid(u), log_sigmoid(-u)
+        return log_sigmoids(log_g_scalar(code, u, NO_TABLE, NO_TABLE) - 0.5 / step)
+    log_nu, log_not_nu = log_sigmoids(u)
     rate_time = np.exp(log_add(log_g_scalar(code, u, NO_TABLE, NO_TABLE),
                                log_g_scalar(code, -u, NO_TABLE, NO_TABLE))) * step
     return log_nu + np.log(-np.expm1(-rate_time)), log_add(log_not_nu, log_nu - rate_time)

@@ -18,10 +18,11 @@ changes:
 
 * **PAS** keeps each chain's log g(Δ_j) in a sum-tree (``samplers.balanced.sumtree``).
   A path i₁, …, i_L is drawn from it without replacement by setting each drawn
-  leaf to −∞ (``walk_path``), so the normaliser W − Σ_{m<k} w_{i_m} of draw k is
+  leaf to −∞ (``remove_path``), so the normaliser W − Σ_{m<k} w_{i_m} of draw k is
   the tree's total after those removals (added up from the remaining weights,
-  never a subtraction). The reverse path is read from y's tree, x's with the
-  leaves of the changed ratios set (O(L·(1 + deg)·log d) a move, not O(L·d)).
+  never a subtraction). The reverse path is read from y's tree as the path's
+  leaves are put back (``add_back_path``), after the other changed ratios'
+  leaves took y's weights (O(L·(1 + deg)·log d) a move, not O(L·d)).
 * **DMALA and DLMC** keep each site's flip probability p_i and log p_i,
   log(1 − p_i) (``samplers.gradient.flip_probabilities``) at the
   step size in force: a move draws every bit with one comparison (u_i < p_i)
@@ -75,62 +76,83 @@ def undo_flips(states, delta, c, flipped, n_flipped, undo_sites, undo_values, n_
 
 # -- PAS -------------------------------------------------------------------------------------------------------
 @helper
-def walk_path(log_leaves, sums, shift, c, path, length, draw, uniforms, backwards, saved):
-    """log q of a path through chain c's tree of log-weights, each site drawn without replacement:
-    Σ_k log w_{i_k} − log(W − Σ_{m<k} w_{i_m}) (``samplers.gradient.path_auxiliary``).
+def remove_path(log_leaves, sums, shift, c, path, length, draw, uniforms, saved):
+    """log q of a path through chain c's tree of log-weights, each site drawn without replacement,
+    Σ_k log w_{i_k} − log(W − Σ_{m<k} w_{i_m}) (``samplers.gradient.path_auxiliary``), each site's leaf set to
+    −∞ once drawn (its weight kept in ``saved[k]``): W − Σ_{m<k} w_{i_m} is the tree's total then.
 
-    Each visited leaf is set to −∞ after its draw and all are restored at the
-    end, so the tree is left as it was. With ``draw`` the sites are drawn into
-    ``path[:length]`` (draw k from ``uniforms[k]``, one per tree level);
-    otherwise ``path`` is read, backwards if ``backwards``. Returns −∞ when the
-    path meets a weight of 0 (no such path can be drawn). ``saved`` is scratch.
+    With ``draw`` the sites are drawn into ``path[:length]`` (draw k from
+    ``uniforms[k]``, one per tree level); otherwise ``path`` is read. A path
+    that meets a weight of 0 cannot be drawn: its leaves are restored and −∞
+    returned.
     """
-    log_q, visited = 0.0, 0
+    log_q = 0.0
     for k in range(length):
         if draw:
             path[k] = sample_leaf(log_leaves, sums, c, uniforms[k])
-        site = path[length - 1 - k] if backwards else path[k]
-        log_w = log_leaves[c, site]
+        log_w = log_leaves[c, path[k]]
         if not log_w > -np.inf:
-            log_q = -np.inf
-            break
+            for m in range(k - 1, -1, -1):
+                set_leaf(log_leaves, sums, shift, c, path[m], saved[m])
+            return -np.inf
         log_q += log_w - log_total_of(sums, shift, c)
         saved[k] = log_w
-        set_leaf(log_leaves, sums, shift, c, site, -np.inf)
-        visited += 1
-    for k in range(visited - 1, -1, -1):
-        set_leaf(log_leaves, sums, shift, c, path[length - 1 - k] if backwards else path[k], saved[k])
+        set_leaf(log_leaves, sums, shift, c, path[k], -np.inf)
+    return log_q
+
+
+@helper
+def add_back_path(log_leaves, sums, shift, c, path, length, code, delta):
+    """log q of the reverse path (i_L, …, i₁) through y's tree, from a tree holding y's weights everywhere but on
+    the path (its leaves at −∞): setting i₁, …, i_L back one after another (weights g(Δ(y))), the total after
+    i_m is set is the normaliser of the reverse draw of i_m, W′ − Σ_{k>m} w′_{i_k}, so
+    log q = Σ_m log w′_{i_m} − log(that total). −∞ when a weight is 0."""
+    log_q = 0.0
+    for m in range(length):
+        log_w = log_g_scalar(code, delta[c, path[m]], NO_TABLE, NO_TABLE)
+        set_leaf(log_leaves, sums, shift, c, path[m], log_w)
+        log_q += log_w - log_total_of(sums, shift, c)
     return log_q
 
 
 @helper
 def path_move(c, states, log_p, delta, log_leaves, sums, shift, path, length, draw, uniforms, log_u, nbr, w, beta,
-              code, sites, values, undo_sites, undo_values, old_leaves, saved):
+              code, sites, values, undo_sites, undo_values, old_leaves, saved, marks, stamp):
     """One PAS move of chain c: the path (drawn, or given in ``path[:length]``), the flips, y's tree and Δ, and
     α = min{1, p̃(y) q(i_L, …, i₁ | y) / (p̃(x) q(i₁, …, i_L | x))}; the move is kept iff log u < log α.
 
-    Returns (accepted, log q of the path, log α, log p̃(y) − log p̃(x)); a path that cannot be drawn
-    has log q = log α = −∞ and flips nothing. A move not kept leaves every array as it found it.
+    The path's leaves stay removed (``remove_path``) while the other changed
+    ratios' leaves take y's weights; putting the path back (``add_back_path``)
+    then reads the reverse path's normalisers. ``marks[j] == stamp`` marks the
+    path's sites (``stamp`` a number no earlier move used). Returns (accepted,
+    log q of the path, log α, log p̃(y) − log p̃(x)); a path that cannot be drawn
+    has log q = log α = −∞ and flips nothing. A move not kept leaves every
+    array as it found it.
     """
-    log_forward = walk_path(log_leaves, sums, shift, c, path, length, draw, uniforms, False, saved)
+    log_forward = remove_path(log_leaves, sums, shift, c, path, length, draw, uniforms, saved)
     if log_forward == -np.inf:
         return False, -np.inf, -np.inf, 0.0
     log_ratio, n_undo = 0.0, 0
     for k in range(length):
+        marks[path[k]] = stamp
         flip_ratio, n_undo = flip_logged(states, delta, c, path[k], nbr, w, beta, sites, values, undo_sites,
                                          undo_values, n_undo)
         log_ratio += flip_ratio
     for k in range(n_undo):
         site = undo_sites[k]
         old_leaves[k] = log_leaves[c, site]
-        set_leaf(log_leaves, sums, shift, c, site, log_g_scalar(code, delta[c, site], NO_TABLE, NO_TABLE))
-    log_reverse = walk_path(log_leaves, sums, shift, c, path, length, False, uniforms, True, saved)
+        if marks[site] != stamp:
+            set_leaf(log_leaves, sums, shift, c, site, log_g_scalar(code, delta[c, site], NO_TABLE, NO_TABLE))
+    log_reverse = add_back_path(log_leaves, sums, shift, c, path, length, code, delta)
     log_alpha = flip_log_acceptance(log_ratio, log_forward, log_reverse)
     if log_u < log_alpha:
         log_p[c] += log_ratio
         return True, log_forward, log_alpha, log_ratio
     for k in range(n_undo - 1, -1, -1):
-        set_leaf(log_leaves, sums, shift, c, undo_sites[k], old_leaves[k])
+        if marks[undo_sites[k]] != stamp:
+            set_leaf(log_leaves, sums, shift, c, undo_sites[k], old_leaves[k])
+    for k in range(length):
+        set_leaf(log_leaves, sums, shift, c, path[k], saved[k])
     undo_flips(states, delta, c, path, length, undo_sites, undo_values, n_undo)
     return False, log_forward, log_alpha, log_ratio
 
@@ -141,21 +163,22 @@ def path_auxiliary_pairwise_steps(states, log_p, delta, log_leaves, sums, shift,
     """A PAS step of every chain (``path_move``), chain c along a path of ``lengths[c]`` sites drawn with
     ``uniforms[c]`` (``(longest, tree depth)``).
 
-    Fills ``paths`` (padded by repeating the last site, as ``draw_paths``), the
-    proposal's bits there (``proposed_values``), ``accepted``, ``proposed_log_prob`` and ``log_alpha``.
+    Fills ``paths`` (zeros from the caller; padded by repeating the last site, as
+    ``draw_paths``), the proposal's bits there (``proposed_values``), ``accepted``,
+    ``proposed_log_prob`` and ``log_alpha``.
     """
     longest = paths.shape[1]
     m = 1 + nbr.shape[1]
     sites, values = np.empty(m, dtype=np.int64), np.empty(m)
     undo_sites, undo_values, old_leaves = np.empty(longest * m, dtype=np.int64), np.empty(longest * m), \
         np.empty(longest * m)
-    saved = np.empty(longest)
+    saved, marks = np.empty(longest), np.full(states.shape[1], -1, dtype=np.int64)
     for c in range(states.shape[0]):
         length = lengths[c]
         before = log_p[c]
         accepted[c], log_forward, log_alpha[c], log_ratio = path_move(
             c, states, log_p, delta, log_leaves, sums, shift, paths[c], length, True, uniforms[c], log_u[c], nbr, w,
-            beta, code, sites, values, undo_sites, undo_values, old_leaves, saved)
+            beta, code, sites, values, undo_sites, undo_values, old_leaves, saved, marks, c)
         paths[c, length:] = paths[c, length - 1]
         proposed_log_prob[c] = before + log_ratio
         flipped = log_forward > -np.inf and not accepted[c]  # the proposal's bits differ from the state's
@@ -172,12 +195,13 @@ def path_auxiliary_pairwise_rows(states, log_p, delta, log_leaves, sums, shift, 
     sites, values = np.empty(m, dtype=np.int64), np.empty(m)
     undo_sites, undo_values, old_leaves = np.empty(longest * m, dtype=np.int64), np.empty(longest * m), \
         np.empty(longest * m)
-    saved, no_uniforms = np.empty(longest), np.empty((longest, 1))
+    saved, marks, no_uniforms = np.empty(longest), np.full(states.shape[1], -1, dtype=np.int64), \
+        np.empty((longest, 1))
     log_forward, log_alpha = np.empty(paths.shape[0]), np.empty(paths.shape[0])
     for e in range(paths.shape[0]):
         _, log_forward[e], log_alpha[e], _ = path_move(
             0, states, log_p, delta, log_leaves, sums, shift, paths[e], lengths[e], False, no_uniforms, np.inf, nbr,
-            w, beta, code, sites, values, undo_sites, undo_values, old_leaves, saved)
+            w, beta, code, sites, values, undo_sites, undo_values, old_leaves, saved, marks, e)
     return log_forward, log_alpha
 
 
@@ -213,12 +237,14 @@ def factorised_move(c, states, log_p, delta, p, log_flip, log_stay, flips, log_u
     """One DMALA/DLMC move of chain c with flip pattern ``flips``: y = x ⊕ flips, its Δ and cache, and
     α = min{1, p̃(y) q(x | y) / (p̃(x) q(y | x))}; kept iff log u < log α.
 
-    Returns (accepted, log q(y | x), log α, log p̃(y) − log p̃(x)). A move not kept
-    leaves every array as it found it. The cache is recomputed once per changed
-    site: ``marks[j] == stamp`` (a number no earlier move used) marks site j
-    done. ``changed``, ``old_cache`` (3 × its length) and ``marks`` are scratch.
+    Returns (accepted, log α, log p̃(y) − log p̃(x)). A move not kept leaves
+    every array as it found it. The cache is recomputed once per changed site:
+    ``marks[j] == stamp`` (a number no earlier move used) marks site j done.
+    q(x | y) and q(y | x) differ only in the factors of the changed sites, so
+    log q(x | y) − log q(y | x) is the sum of those factors' changes (O(changed),
+    without the cancellation of two sums over all d sites). ``changed``,
+    ``old_cache`` (3 × its length) and ``marks`` are scratch.
     """
-    log_forward = pattern_log_probability(log_flip, log_stay, c, flips)
     log_ratio, n_undo, n_flipped = 0.0, 0, 0
     for i in range(flips.size):
         if flips[i]:
@@ -227,7 +253,7 @@ def factorised_move(c, states, log_p, delta, p, log_flip, log_stay, flips, log_u
             log_ratio += flip_ratio
             flipped[n_flipped] = i
             n_flipped += 1
-    n_changed = 0
+    n_changed, log_q_change = 0, 0.0
     for k in range(n_undo):
         site = undo_sites[k]
         if marks[site] == stamp:
@@ -238,16 +264,18 @@ def factorised_move(c, states, log_p, delta, p, log_flip, log_stay, flips, log_u
             p[c, site], log_flip[c, site], log_stay[c, site]
         n_changed += 1
         set_flip_cache(p, log_flip, log_stay, c, site, delta[c, site], scheme, code, step)
-    log_alpha = flip_log_acceptance(log_ratio, log_forward, pattern_log_probability(log_flip, log_stay, c, flips))
+        log_q_change += ((log_flip[c, site] - old_cache[3 * n_changed - 2]) if flips[site]
+                         else (log_stay[c, site] - old_cache[3 * n_changed - 1]))
+    log_alpha = flip_log_acceptance(log_ratio, 0.0, log_q_change)
     if log_u < log_alpha:
         log_p[c] += log_ratio
-        return True, log_forward, log_alpha, log_ratio
+        return True, log_alpha, log_ratio
     for k in range(n_changed):
         site = changed[k]
         p[c, site], log_flip[c, site], log_stay[c, site] = old_cache[3 * k], old_cache[3 * k + 1], \
             old_cache[3 * k + 2]
     undo_flips(states, delta, c, flipped, n_flipped, undo_sites, undo_values, n_undo)
-    return False, log_forward, log_alpha, log_ratio
+    return False, log_alpha, log_ratio
 
 
 @helper
@@ -274,7 +302,7 @@ def factorised_pairwise_steps(states, log_p, delta, p, log_flip, log_stay, unifo
         for i in range(d):
             flips[i] = uniforms[c, i] < p[c, i]
         before = log_p[c]
-        accepted[c], _, log_alpha[c], log_ratio = factorised_move(
+        accepted[c], log_alpha[c], log_ratio = factorised_move(
             c, states, log_p, delta, p, log_flip, log_stay, flips, log_u[c], nbr, w, beta, scheme, code, step, sites,
             values, flipped, undo_sites, undo_values, changed, old_cache, marks, c)
         proposed_log_prob[c] = before + log_ratio
@@ -294,7 +322,8 @@ def factorised_pairwise_rows(states, log_p, delta, p, log_flip, log_stay, patter
     changed, old_cache, marks = np.empty(d, dtype=np.int64), np.empty(3 * d), np.full(d, -1, dtype=np.int64)
     log_forward, log_alpha = np.empty(patterns.shape[0]), np.empty(patterns.shape[0])
     for e in range(patterns.shape[0]):
-        _, log_forward[e], log_alpha[e], _ = factorised_move(
+        log_forward[e] = pattern_log_probability(log_flip, log_stay, 0, patterns[e])
+        _, log_alpha[e], _ = factorised_move(
             0, states, log_p, delta, p, log_flip, log_stay, patterns[e], np.inf, nbr, w, beta, scheme, code, step,
             sites, values, flipped, undo_sites, undo_values, changed, old_cache, marks, e)
     return log_forward, log_alpha

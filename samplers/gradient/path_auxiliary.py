@@ -132,7 +132,7 @@ class PathAuxiliary(TunedLocalProposal):
 
     def _prepare(self):
         super()._prepare()
-        self._tree = LogSumTree(self.log_g(self._log_t)) if self.target.flip_tables is not None else None
+        self._tree = LogSumTree(self.log_g(self._log_t)) if self._pairwise() else None
 
     def _path_lengths(self) -> np.ndarray:
         """The possible path lengths in force (each equally likely)."""
@@ -144,10 +144,8 @@ class PathAuxiliary(TunedLocalProposal):
         n = self.states.shape[0]
         choices = self._path_lengths()
         lengths = choices[self.rng.integers(0, choices.size, size=n)]
-        if self._tree is None:
-            paths, proposed_values, accepted, proposed_log_prob = self._generic_step(lengths, choices[-1], tuning)
-        else:
-            paths, proposed_values, accepted, proposed_log_prob = self._pairwise_step(lengths, choices[-1], tuning)
+        step = self._pairwise_step if self._pairwise() else self._generic_step
+        paths, proposed_values, accepted, proposed_log_prob = step(lengths, choices[-1], tuning)
         return dict(accepted=accepted, proposed_sites=paths, proposed_values=proposed_values,
                     proposed_log_prob=proposed_log_prob)
 
@@ -172,7 +170,7 @@ class PathAuxiliary(TunedLocalProposal):
         counted."""
         n = self.states.shape[0]
         nbr, w, _, beta = self.target.flip_tables
-        paths, proposed_values = np.empty((n, longest), dtype=np.int64), np.empty((n, longest), dtype=np.uint8)
+        paths, proposed_values = np.zeros((n, longest), dtype=np.int64), np.empty((n, longest), dtype=np.uint8)
         accepted, proposed_log_prob, log_alpha = self._pairwise_outputs()
         uniforms, log_u = self.rng.random((n, longest, self._tree.depth)), np.log(self.rng.random(n))
         path_auxiliary_pairwise_steps(self.states, self.log_p, self._log_t, *self._tree.arrays, lengths, uniforms,
@@ -193,7 +191,7 @@ class PathAuxiliary(TunedLocalProposal):
             lengths = np.full(len(paths), length)
             proposals = np.repeat(x[None, :], len(paths), axis=0)
             proposals[np.arange(len(paths))[:, None], paths] ^= 1
-            if self.target.flip_tables is None:
+            if not self._pairwise():
                 proposed_log_prob, proposed_log_t = self._value_and_log_ratios(proposals)
                 log_forward = path_log_probability(np.repeat(self.log_g(log_t), len(paths), axis=0), paths, lengths,
                                                    False)

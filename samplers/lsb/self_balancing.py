@@ -124,6 +124,12 @@ class _SelfBalancing(Adaptive, param.Parameterized):
             return super().log_g(log_t)
         return self.learner.kernel.log_g(log_t)
 
+    def _g_kernel(self):
+        """The learned g (while learning and frozen) as ``log_g_scalar`` takes it, else the fixed one."""
+        if self.learner is None:
+            return super()._g_kernel()
+        return self.learner.kernel.arguments
+
     def balancing_state(self) -> dict[str, list]:
         """θ of the learned balancing function now, as nested lists ({} for a fixed g); ``theta`` takes it."""
         if self.learner is None:
@@ -234,11 +240,6 @@ class LocalSelfBalancing(_SelfBalancing, LocallyBalanced):
     def _fix_kernel(self):
         self._components = None
         self._tree = LogSumTree(self.log_g(self._delta))
-
-    def _g_kernel(self):
-        if self.learner is None:
-            return super()._g_kernel()
-        return self.learner.kernel.arguments
 
     def _current_ratios(self):
         return self._delta

@@ -11,8 +11,13 @@ stored with its run), and the samplers skipped with why. The page
 (``figures``, written by ``save`` as ``benchmarks.papers.lsb_runs.save`` does) draws
 ESS per evaluation and per CPU second with their intervals, the chains' mean
 statistic against the axis (the first seed, the reference as a line), and the tuning
-curves: ESJD per unit of the axis against the tuned value relative to the
-acceptance-tuned one (1 = DISCS's setting).
+curves: the pilots' ESS of log p̃ per unit of the axis against the tuned value
+relative to the acceptance-tuned one (1 = DISCS's setting). The verdict judges
+the measure of the budget's axis; when the other rate (per CPU second against
+per evaluation) puts another sampler first, the text says so beside it, with
+both numbers, since the evaluation convention alone can decide a ranking (GWG
+counts one evaluation a step, the locally balanced sampler 1 + deg, on a
+quadratic model where the two are the same kernel).
 """
 
 from __future__ import annotations
@@ -87,6 +92,7 @@ def text(result) -> str:
                   "verdict.", ""]
     if result.verdict is not None:
         lines += [result.verdict.sentence(RANKED_BY[result.axis]), ""]
+        lines += other_rate_line(result)
     if result.reference is not None:
         said = "" if result.reference.reached else " — not reached, so no time to equilibrium is measured"
         lines += [f"Equilibrium reference {result.reference.value:.4g}: {result.reference.method}{said}.", ""]
@@ -96,6 +102,10 @@ def text(result) -> str:
                      "efficiency-tuned / acceptance-tuned per seed (settings: medians over seeds):")
         for name, (acceptance_value, efficiency_value, evidence) in gains.items():
             lines.append(f"  {name}: {acceptance_value} → {efficiency_value}: {evidence}")
+        lines.append("")
+    notes = {name: run.tuning_note for name, runs in result.runs.items() for run in runs if run.tuning_note}
+    if notes:
+        lines += ["Tuning notes (the first seed with one):"] + [f"  {name}: {note}" for name, note in notes.items()]
         lines.append("")
     lines.append("Frozen kernels (the first seed's; replay: samplers.make(sampler, target, **kernel)):")
     for name, runs in result.runs.items():
@@ -107,6 +117,23 @@ def text(result) -> str:
     if result.failed:
         lines += ["", "Failed runs:"] + [f"  {run}: {error}" for run, error in result.failed.items()]
     return "\n".join(lines)
+
+
+#: The rate printed beside the judged one: per CPU second beside per evaluation or per step, and the reverse.
+OTHER_RATE = {"evaluations": "ESS per CPU s", "steps": "ESS per CPU s", "seconds": "ESS per 1k evals"}
+
+
+def other_rate_line(result) -> list[str]:
+    """A line when the other rate (``OTHER_RATE``) ranks another sampler first than the judged measure does."""
+    judged, other = RANKED_BY[result.axis], OTHER_RATE[result.axis]
+    frame = result.table
+    if frame.empty or not frame[other].notna().any():
+        return []
+    first, first_other = frame.index[0], frame[other].idxmax()
+    if first == first_other:
+        return [f"On {other} too, {first} is first: {number(frame.at[first, other])}.", ""]
+    return [f"Judged on {judged}. On {other}, {first_other} is first instead: {number(frame.at[first_other, other])} "
+            f"against {first}'s {number(frame.at[first, other])}.", ""]
 
 
 def _holoviews():
@@ -147,7 +174,7 @@ def figures(result) -> list:
             if run.replicate == min(r.replicate for r in runs) and len(grid):
                 centre = run.acceptance_kernel[run.tuned_parameter]
                 curves.append(hv.Curve((grid / centre, efficiency), "tuned value / acceptance-tuned value",
-                                       f"Hamming jump per unit of {result.axis}",
+                                       f"pilots' ESS of log p̃ per unit of {result.axis}",
                                        label=f"{run.sampler} ({run.tuned_parameter})"))
     if curves:
         out.append(hv.Overlay(curves).opts(title="tuning curves (the first seed): 1 is the acceptance-tuned setting",

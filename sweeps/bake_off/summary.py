@@ -122,6 +122,7 @@ class RunMeasures:
     tuning_used: float = 0.0  # the budget its tuning spent before it was measured
     never_settled: bool = False  # its time to equilibrium is censored at its length
     seconds: float = 0.0  # CPU seconds of its measured steps
+    tuning_note: str = ""  # what its tuning could not do as planned (``phases.Tuning.note``)
 
 
 def evenly(draws: np.ndarray, count: int) -> np.ndarray:
@@ -164,7 +165,8 @@ def run_measures(result: dict, axis: str) -> RunMeasures:
                        (result["tuning_grid"], result["tuning_efficiency"], result["tuning_acceptance"]),
                        axis_values, statistic.mean(axis=1), evenly(statistic[half:], HALF_DRAWS),
                        float(result["used"]), _problem(measured, kept.size, values["split-R̂"]),
-                       float(result["tuning_used"]), seconds=float(result["step_seconds"]))
+                       float(result["tuning_used"]), seconds=float(result["step_seconds"]),
+                       tuning_note=str(result["tuning_note"]))
 
 
 def pooled_reference(runs: list[RunMeasures]) -> Reference:

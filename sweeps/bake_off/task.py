@@ -5,8 +5,8 @@ the sampler and its requested parameters, the replicate number, the budget,
 its axis, the chains, the statistic and the ``variant`` — which frozen kernel
 it measures:
 
-* ``"efficiency"``: the kernel tuned for the expected Hamming jump distance per
-  unit of the axis (samplers with a tuned parameter only);
+* ``"efficiency"``: the kernel tuned for the ESS of log p̃ per unit of the axis,
+  estimated from pilot runs (samplers with a tuned parameter only);
 * ``"acceptance"``: the kernel tuned toward 57.4 % acceptance, as DISCS does
   (the same samplers);
 * ``"own"``: every other sampler, with its own burn-in (LSB/FLSB learn g)
@@ -18,7 +18,9 @@ differ only in the kernel measured. The tuning budget is ``TUNING_SHARE`` of
 the measuring budget, spent before it (``phases``). The result holds the
 measured trace, the frozen kernel as JSON (``kernel``: replaying it with
 ``samplers.make(sampler, target, **kernel)`` builds the same kernel), the
-acceptance-tuned kernel and the tuning curve.
+acceptance-tuned kernel, the tuning curve and what the tuning could not do as
+planned (``tuning_note``: an acceptance target not reached, no room for the
+efficiency search).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from .phases import KEEP_DRAWS, kernel_record, measure, tune, tuned_parameter
 from .source import TargetSource
 
 #: Version of a bake-off run's description and result; part of its hash.
-FORMAT = 1
+FORMAT = 2
 #: The tuning phase's budget, as a share of the measuring budget.
 TUNING_SHARE = 0.2
 #: The kernels a run can measure (see the module docstring).
@@ -92,4 +94,4 @@ class BakeoffRun(Task):
                 "acceptance_kernel": json.dumps(tuning.acceptance_kernel), "tuned_parameter": tuning.parameter,
                 "tuning_grid": tuning.grid, "tuning_efficiency": tuning.grid_efficiency,
                 "tuning_acceptance": tuning.grid_acceptance, "tuning_used": tuning.used,
-                "tuning_evals": tuning.evals}
+                "tuning_evals": tuning.evals, "tuning_note": tuning.note}
