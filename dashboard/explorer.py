@@ -21,8 +21,10 @@ each view) share the loop by ``turns.TURNS``: one a turn, a pause after
 each, none while a click awaits its answer, so that a click waits for one
 at most; while pages are still opening (``TURNS.pages_waiting``: a class
 opening the link at once) the others' pieces wait, and a page that shows no
-run yet takes its first after them; each view reaches its card with one recomputation of
-the page's Bokeh models. A view is built when its run arrives with its card
+run yet takes its first after them; then every page's state view, then every
+lead view, then the sidebars' drafts, then the rest (``turns.Rank``: a class
+sees its first screens before any page builds below them); each view reaches
+its card with one recomputation of the page's Bokeh models. A view is built when its run arrives with its card
 open, or when its card is opened (a card that starts closed, such as the
 inspector's), and the claims table, the race (``race``: the sampler bake-off
 on the session's target, in a process of its own, its ranking taken at every
@@ -57,7 +59,7 @@ from .closed_pages import quiet_closed_pages
 from .collector import COLLECTOR, SessionCollector
 from .controls import Controls
 from .race import RaceCard
-from .turns import TURNS
+from .turns import TURNS, Rank
 from .views.adaptation import AdaptationView
 from .views.balancing import BalancingView
 from .views.base import LiveView, without_unused_glyphs
@@ -284,7 +286,8 @@ class Explorer(pn.viewable.Viewer):
         (``flush``), so every view draws the run from its first snapshot."""
         if not self._unbuilt or self._callback is None and self._served():
             return
-        if self._served() and not TURNS.claim(self._document, self._build_next, BUILD_GAP_MS):
+        if self._served() and not TURNS.claim(self._document, self._build_next, BUILD_GAP_MS,
+                                              self._rank(self._unbuilt[0])):
             return  # asked again when the loop is free
         kind = self._unbuilt.pop(0)
         card = self.cards[kind]
@@ -297,6 +300,11 @@ class Explorer(pn.viewable.Viewer):
                     self._document.add_timeout_callback(self._build_next, BUILD_GAP_MS)
             elif self.collector is not None:
                 self.collector.views_built()
+
+    def _rank(self, kind: type) -> Rank:
+        """How urgent building the view of ``kind`` is among every page's work: the state first, then the lead view
+        (a class's pages each show their first screen before any page builds what lies below it)."""
+        return Rank.STATE if kind is LatticeView else Rank.LEAD if kind is self.lead else Rank.REST
 
     def _place_lead(self, lead: type) -> None:
         """Put the card of ``lead`` beside the state on the first screen, and every other card that shows below,
@@ -382,7 +390,7 @@ class Explorer(pn.viewable.Viewer):
         self.below_views[:] = []
 
     def _show_the_rest(self) -> None:
-        if TURNS.claim(self._document, self._show_the_rest, BUILD_GAP_MS):
+        if TURNS.claim(self._document, self._show_the_rest, BUILD_GAP_MS, Rank.SIDEBAR):
             with pn.io.hold(freeze=True):  # one recomputation of the document's models
                 self.controls.show_the_draft()
                 if not len(self.below_views):  # once

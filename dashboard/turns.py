@@ -30,6 +30,14 @@ as every other piece; between two documents the loop sends the pages built
 so far what they ask for (their websocket, their document). While pages wait
 to be admitted, the pieces of pages already open wait too (pages first, their
 views after), so a class sees every Start button before the first lattices.
+
+Pieces have ranks (``Rank``): a page's state, then its lead view, then the
+rest of its sidebar, then everything else. A piece may not run while a piece
+of a more urgent rank, or of the same rank asked for earlier, is still asking
+(``claim`` keeps who asks, and since when): a class's pages each draw their
+first screen before any page builds what lies below it, in the order they
+came, where pieces taken as they fell due built every piece of the first pages
+before the last page's state.
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ import asyncio
 import math
 from collections import deque
 from collections.abc import Callable
+from enum import IntEnum
 
 
 #: After a piece, no other starts for this long (ms): a click that came meanwhile is read and handled first.
@@ -50,6 +59,18 @@ ADMITTED_HOLD_MS = 1000
 #: Longest a page built holds the other pages' work back until it shows its document (ms): a browser gone before
 #: it asked for the document frees them after this.
 OPENING_HOLD_MS = 5000
+#: How long a piece that was asked again later still counts as asking after the moment it was asked for (ms): a
+#: piece whose page ended, or that no longer needs to run, asks no more and stops holding the others back.
+ASKING_HOLD_MS = 500
+
+
+class Rank(IntEnum):
+    """How urgent a piece of page work is (lower first): what a page's first screen shows comes before the rest."""
+
+    STATE = 1  # a run's state (the lattice), the first thing a page draws
+    LEAD = 2  # the run's lead view, beside the state
+    SIDEBAR = 3  # the rest of the sidebar (the run's draft), held back from a page's document
+    REST = 4  # every other view, the cards below, the server's own chores
 
 
 class OnePerTurn:
@@ -62,6 +83,7 @@ class OnePerTurn:
         self._pages: deque[object] = deque()  # the page requests waiting to be admitted, first come first
         self._admitted_until = 0.0  # the admitted page's hold on the next pieces (``ADMITTED_HOLD_MS``)
         self._opening: dict[int, float] = {}  # a page built, not yet shown (its document's id) -> until when it holds
+        self._asking: dict[tuple, list] = {}  # a piece asked for and not yet run -> [rank, first asked, holds until]
 
     def take(self) -> None:
         """Hold this turn for work already running (a page's document being built)."""
@@ -125,19 +147,34 @@ class OnePerTurn:
     def answered(self, session) -> None:
         self._answering.pop(id(session), None)
 
-    def claim(self, document, piece: Callable[[], None], gap_ms: int = PAUSE_MS) -> bool:
+    def claim(self, document, piece: Callable[[], None], gap_ms: int = PAUSE_MS, rank: Rank = Rank.REST) -> bool:
         """Whether ``piece`` may run now (it then holds the turn); if not, ``piece`` is asked of ``document`` again
         when it may (``gap_ms`` later at least) and the caller must not run it now. ``document`` is a page's Bokeh
-        document, or ``LOOP`` for work of no page (run by the loop itself, outside any document's lock)."""
+        document, or ``LOOP`` for work of no page (run by the loop itself, outside any document's lock). A piece
+        waits for every piece still asking that outranks it (``Rank``; in a rank, the one asked for first)."""
         loop = _running_loop()
         if loop is None:
             return True
+        now = loop.time()
+        key = (id(document), getattr(piece, "__func__", piece))  # a bound method is made anew at each access
+        asked = self._asking.setdefault(key, [rank, now, now])
+        asked[0] = rank  # a page's next view may rank otherwise than the one it asked for before
         wait = self._wait_seconds(loop)
-        if wait > 0 or self.pages_waiting():  # pages still opening come first
-            document.add_timeout_callback(piece, max(gap_ms, math.ceil(wait * 1000)))
+        if wait > 0 or self.pages_waiting() or self._outranked(key, now):  # pages still opening come first
+            delay_ms = max(gap_ms, math.ceil(wait * 1000))
+            asked[2] = now + (delay_ms + ASKING_HOLD_MS) / 1000
+            document.add_timeout_callback(piece, delay_ms)
             return False
+        del self._asking[key]
         self.take()
         return True
+
+    def _outranked(self, key: tuple, now: float) -> bool:
+        """Whether a piece other than ``key``'s, still asking, comes before it (a lower rank, or the same asked
+        for earlier); pieces that stopped asking are forgotten."""
+        self._asking = {other: asked for other, asked in self._asking.items() if asked[2] > now or other == key}
+        mine = self._asking[key][:2]
+        return any(asked[:2] < mine for other, asked in self._asking.items() if other != key)
 
     def _release(self, loop: asyncio.AbstractEventLoop) -> None:
         self._free_at = loop.time() + PAUSE_MS / 1000

@@ -26,7 +26,7 @@ from tornado import web
 from dashboard.explorer import BUILD_GAP_MS, VIEWS, Explorer, page_explorer
 from dashboard.serving import GuardedHTTPServer
 from dashboard import turns as turns_module
-from dashboard.turns import TURNS, OnePerTurn
+from dashboard.turns import TURNS, OnePerTurn, Rank
 from dashboard.views.lattice import LatticeView
 from dashboard.views.traces import TraceView
 from engine.config import RunConfig
@@ -187,9 +187,10 @@ def test_no_piece_of_page_work_starts_just_after_another_nor_while_a_sessions_cl
         assert not after_a_piece.claim(Document(), lambda: None, 5)
         beside_a_click.answering(clicking)  # a click's command went to its worker
         beside_a_click.answered(other)  # another session's answer changes nothing
-        assert not beside_a_click.claim(Document(), lambda: None, 5)
+        page, piece = Document(), lambda: None
+        assert not beside_a_click.claim(page, piece, 5)
         beside_a_click.answered(clicking)  # its answer is on its page
-        assert beside_a_click.claim(Document(), lambda: None, 5)
+        assert beside_a_click.claim(page, piece, 5)  # the piece, asked again
 
     asyncio.run(serve())
     assert all(30_000 < delay_ms <= 60_000 for delay_ms in asked)  # asked again when the pause or hold is over
@@ -348,3 +349,22 @@ def test_the_page_a_long_link_is_sent_on_to_shows_the_default_run_and_why():
         assert app.client.config.target == RunConfig().target
     finally:
         app.close()
+
+
+def test_a_served_page_asks_for_its_state_then_its_lead_view_then_its_sidebar_before_the_rest(monkeypatch):
+    """The ranks every page's pieces are claimed with (``turns.Rank``): across a class, each page's first screen
+    comes before what any page shows below it."""
+    app = make_explorer(RunConfig())
+    document = served(app)
+    claimed = []
+    monkeypatch.setattr(TURNS, "claim", lambda page, piece, gap_ms, rank: claimed.append((piece.__name__, rank)) or 1)
+    assert app.client.apply(RunConfig(seed=4))
+    settle(app, lambda: built(app.client) and app.client.config.seed == 4)
+    while pending := builds(app, document):
+        [(callback, _)] = pending
+        callback()
+    app._show_the_rest()
+    ranks = [rank for _, rank in claimed]
+    assert ranks[:2] == [Rank.STATE, Rank.LEAD] and ranks[-1] == Rank.SIDEBAR
+    assert set(ranks[2:-1]) == {Rank.REST} and len(ranks) == len(app.views) + 1
+    app.close()

@@ -20,7 +20,7 @@ from tornado import web
 from dashboard import explorer as explorer_module, serving, turns as turns_module
 from dashboard.explorer import Explorer
 from dashboard.serving import PAGE_PATH
-from dashboard.turns import OnePerTurn
+from dashboard.turns import OnePerTurn, Rank
 from engine.config import RunConfig
 from tests.explorer_driver import built, settle
 from tests.guarded_server import guarded_server
@@ -97,6 +97,63 @@ def test_a_page_built_but_never_shown_holds_the_other_pages_work_for_a_while_onl
         assert not turns.pages_waiting()
 
     asyncio.run(serve())
+
+
+def test_every_pages_first_screen_comes_before_what_any_page_shows_below_it(monkeypatch):
+    """Pieces asked for together run by rank (state, lead view, sidebar, rest), and in a rank as they were asked
+    for: the last page's state is drawn before the first page's sidebar or its views below."""
+    monkeypatch.setattr(turns_module, "PAUSE_MS", 0)
+    turns, happened = OnePerTurn(), []
+
+    async def serve() -> None:
+        loop = asyncio.get_running_loop()
+        pages = {name: Page(loop) for name in ("page 1", "page 2", "page 3")}
+
+        def piece(name: str, what: str, rank: Rank):
+            def run() -> None:
+                if turns.claim(pages[name], run, 1, rank):
+                    happened.append(f"{what} of {name}")
+            return run
+
+        turns.take()  # this turn is another piece's: everything below is asked for, none runs yet
+        for name, what, rank in (("page 1", "rest", Rank.REST), ("page 1", "sidebar", Rank.SIDEBAR),
+                                 ("page 2", "lead", Rank.LEAD), ("page 3", "state", Rank.STATE),
+                                 ("page 2", "state", Rank.STATE), ("page 3", "lead", Rank.LEAD)):
+            piece(name, what, rank)()
+        assert happened == []
+        while len(happened) < 6:
+            await asyncio.sleep(0.01)
+
+    asyncio.run(serve())
+    assert happened == ["state of page 3", "state of page 2", "lead of page 2", "lead of page 3", "sidebar of page 1",
+                        "rest of page 1"]
+
+
+def test_a_piece_that_asks_no_more_stops_holding_the_others_back(monkeypatch):
+    """A page that ended while its state view waited (its piece, asked again, gives up) holds no other page's work
+    for long."""
+    monkeypatch.setattr(turns_module, "PAUSE_MS", 0)
+    turns, happened = OnePerTurn(), []
+
+    async def serve() -> None:
+        loop = asyncio.get_running_loop()
+        gone, open_page = Page(loop), Page(loop)
+
+        def state() -> None:  # its page ended: asked again, it runs nothing and asks no more
+            pass
+
+        def rest() -> None:
+            if turns.claim(open_page, rest, 1, Rank.REST):
+                happened.append("rest of the open page")
+
+        turns.take()
+        assert not turns.claim(gone, state, 1, Rank.STATE)
+        rest()
+        while not happened:
+            await asyncio.sleep(0.01)
+
+    asyncio.run(serve())
+    assert happened == ["rest of the open page"]
 
 
 def test_the_server_lets_a_page_request_in_at_its_turn_and_every_other_request_at_once(monkeypatch):
