@@ -22,10 +22,10 @@ each, none while a click awaits its answer, so that a click waits for one
 at most; while pages are still opening (``TURNS.pages_waiting``: a class
 opening the link at once) the others' pieces wait, and a page that shows no
 run yet takes its first after them; then every page's state view, then every
-lead view, then the sidebars' drafts, then the rest (``turns.Rank``: a class
-sees its first screens before any page builds below them); each view reaches
-its card with one recomputation of the page's Bokeh models. A view is built when its run arrives with its card
-open, or when its card is opened (a card that starts closed, such as the
+lead view, then the sidebars' drafts, then the rest (``turns.Rank``; a page
+still draws its run only once all its views are built); each view reaches
+its card with one recomputation of the page's Bokeh models. A view is built
+when its run arrives with its card open, or when its card is opened (a card that starts closed, such as the
 inspector's), and the claims table, the race (``race``: the sampler bake-off
 on the session's target, in a process of its own, its ranking taken at every
 flush and its process ended with the session or its run) and the catalogue

@@ -34,10 +34,10 @@ views after), so a class sees every Start button before the first lattices.
 Pieces have ranks (``Rank``): a page's state, then its lead view, then the
 rest of its sidebar, then everything else. A piece may not run while a piece
 of a more urgent rank, or of the same rank asked for earlier, is still asking
-(``claim`` keeps who asks, and since when): a class's pages each draw their
-first screen before any page builds what lies below it, in the order they
-came, where pieces taken as they fell due built every piece of the first pages
-before the last page's state.
+(``claim`` keeps who asks, and since when): a class's pages each build their
+first screen's views before any page builds what lies below it, in the order
+they came. (A page draws its run only once all its views are built, so on its
+own this did not bring the first lattice sooner: README, "Serving a class".)
 """
 
 from __future__ import annotations
