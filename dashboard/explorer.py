@@ -14,9 +14,10 @@ that a page after any sequence of clicks reads as a fresh page opened on the
 same run (``tests/test_history.py`` walks every preset to check it); only
 the cards that apply to it show (a card is built and sent to the page the
 first time it applies). A served page builds a new run's views one at a time,
-``BUILD_GAP_MS`` apart (the state's first, then the lead view), and takes no
-snapshot until all are built, so that no other session's click waits for a
-whole page of views; every page's heavy pieces (its document, its draft,
+``BUILD_GAP_MS`` apart (the state's first, then the lead view), so that no
+other session's click waits for a whole page of views, and draws the run in
+those built meanwhile (a view built later draws the run so far,
+``RunClient.so_far``, as it is built: the state shows while the rest waits); every page's heavy pieces (its document, its draft,
 each view) share the loop by ``turns.TURNS``: one a turn, a pause after
 each, none while a click awaits its answer, so that a click waits for one
 at most; while pages are still opening (``TURNS.pages_waiting``: a class
@@ -282,8 +283,8 @@ class Explorer(pn.viewable.Viewer):
     def _build_next(self) -> None:
         """Build the first view still due for the run shown (if its card still shows open), and the next one
         ``BUILD_GAP_MS`` later at least (``TURNS``: not in the turn of another page's piece, nor while a click
-        awaits its answer): the other sessions' clicks are answered in between. The page takes no snapshot meanwhile
-        (``flush``), so every view draws the run from its first snapshot."""
+        awaits its answer): the other sessions' clicks are answered in between. The views built already draw the run
+        meanwhile (``flush``); each later one draws the run so far as it is built (``_build``)."""
         if not self._unbuilt or self._callback is None and self._served():
             return
         if self._served() and not TURNS.claim(self._document, self._build_next, BUILD_GAP_MS,
@@ -331,12 +332,17 @@ class Explorer(pn.viewable.Viewer):
 
     def _build(self, kind: type, info) -> None:
         """Build the view of ``kind`` for a run, fit it and only then put it in its card, without the glyphs it
-        never uses, so that its models reach the page once and as they stay; the page's models are recomputed once,
-        when the view is in its card (Bokeh recomputes a frozen document's models when it thaws)."""
+        never uses, and the run so far drawn in it (``RunClient.so_far``: a view built after the run's first snapshots,
+        or when its card is first opened, reads as one built before them), so that its models reach the page once and
+        as they stay; the page's models are recomputed once, when the view is in its card (Bokeh recomputes a frozen
+        document's models when it thaws)."""
         with pn.io.hold(freeze=True):
             view = self.views[kind] = kind(client=self.client)
             view.reconfigure(info)  # a view may place its figures here
             without_unused_glyphs(view)
+            so_far = self.client.so_far()
+            if so_far is not None:  # built after the run's first snapshots: it draws the run so far at once
+                view.update(so_far)
             self.cards[kind][:] = [view]
 
     def _on_card_toggled(self, kind: type, is_open: bool) -> None:
@@ -428,9 +434,8 @@ class Explorer(pn.viewable.Viewer):
             self._callback.period = period
 
     def flush(self) -> None:
-        """Move what the worker sent since the last flush into the views."""
-        if self._unbuilt:
-            return  # the views of a new run are being built (``_build_next``): what the worker sent waits for them
+        """Move what the worker sent since the last flush into the views built so far (a view built later draws the
+        run so far when it is built: ``_build``)."""
         if self.client.info is None and TURNS.pages_waiting():
             return  # a page that shows no run yet takes its first in its turn, after the pages still to be sent
         started = time.perf_counter()

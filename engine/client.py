@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import numpy as np
 import param
@@ -56,6 +56,15 @@ def merged_history(history: dict | None, snapshot: Snapshot) -> dict | None:
     if snapshot.new_history is None or history is None:
         return history
     return {key: np.concatenate([history[key], snapshot.new_history[key]]) for key in history}
+
+
+def latest_of(latest: Snapshot | None, snapshot: Snapshot) -> Snapshot:
+    """Every field's latest value after ``snapshot`` (a snapshot's ``None`` fields are unchanged since the one before:
+    the run's state is the latest non-``None`` value of each; its history is ``merged_history``'s)."""
+    if latest is None:
+        return snapshot
+    return replace(latest, **{field.name: value for field in fields(snapshot)
+                              if (value := getattr(snapshot, field.name)) is not None})
 
 
 class RunClient(param.Parameterized):
@@ -92,6 +101,7 @@ class RunClient(param.Parameterized):
         self._closed = False
         self._display = Display()
         self.history: dict | None = None
+        self._latest: Snapshot | None = None  # the current run's latest of every field (``so_far``)
         self._first_run(config)
 
     @property
@@ -104,6 +114,13 @@ class RunClient(param.Parameterized):
     def drawn(self) -> bool:
         """Whether a snapshot of the current run has arrived (until then ``status`` is not yet the run's)."""
         return self.info is not None and self._run_drawn
+
+    def so_far(self) -> Snapshot | None:
+        """The current run so far as one snapshot (None before its first): the latest value of every field and the
+        whole (decimated) history, which is what a view made after the run's first snapshots draws to catch up."""
+        if self._latest is None:
+            return None
+        return replace(self._latest, new_history=None, full_history=self.history)
 
     @property
     def requested(self) -> RunConfig:
@@ -301,6 +318,7 @@ class RunClient(param.Parameterized):
                 return None  # from a run that has been replaced
             self._run_drawn = True
             self.history = merged_history(self.history, snapshot)
+            self._latest = latest_of(self._latest, snapshot)
             if snapshot.frozen is not None:
                 self.frozen = snapshot.frozen
             if snapshot.beta_changes is not None and self.config is not None:
@@ -311,7 +329,7 @@ class RunClient(param.Parameterized):
             info: RunInfo = payload[0]
             config = self._requests.pop(info.request)
             self._requests = {key: value for key, value in self._requests.items() if key > info.request}
-            self.history, self._run_drawn = None, False
+            self.history, self._latest, self._run_drawn = None, None, False
             # A run built now clears the errors of earlier requests, not one raised since it was asked for
             # (a file refused while the run was being built).
             error = self.error if self._error_after >= info.request else ""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import time
 import urllib.error
 import urllib.request
 from types import SimpleNamespace
@@ -27,11 +28,13 @@ from dashboard.explorer import BUILD_GAP_MS, VIEWS, Explorer, page_explorer
 from dashboard.serving import GuardedHTTPServer
 from dashboard import turns as turns_module
 from dashboard.turns import TURNS, OnePerTurn, Rank
+from dashboard.views.diagnostics import DiagnosticsView
 from dashboard.views.lattice import LatticeView
 from dashboard.views.traces import TraceView
 from engine.config import RunConfig
 from engine.links import LONG_LINK_ARG, MAX_LINK_CHARS, long_link_redirect, too_long
-from tests.explorer_driver import built, make_explorer, settle
+from tests.explorer_driver import TIMEOUT, advance, built, make_explorer, settle
+from tests.page_models import PageModels, first_difference
 from tests.guarded_server import guarded_server
 
 
@@ -76,32 +79,56 @@ def builds(app: Explorer, document: ServedDocument) -> list[tuple]:
 
 
 
-def test_a_served_page_builds_a_new_runs_views_one_at_a_time_and_takes_no_snapshot_meanwhile():
+def test_a_served_page_builds_a_new_runs_views_one_at_a_time_and_those_built_late_read_as_built_at_once():
+    """The run goes on while its views are built, drawn in those built already; each later one draws the run so far
+    as it is built (``RunClient.so_far``), so that once the run stops every view reads as the view of a page that
+    built them all before the run's first snapshot."""
+    config = RunConfig(seed=4)
     app = make_explorer(RunConfig())
-    offline = set(app.views)
     document = served(app)
-    assert app.client.apply(RunConfig(seed=4))
-    settle(app, lambda: built(app.client) and app.client.config.seed == 4)
+    assert app.client.apply(config)
+    settle(app, lambda: built(app.client) and app.client.config is config)
     assert not app.views, "a view was built in the flush that brought the run"
-    polls = []
-    poll = app.client.poll
-    app.client.poll = lambda: polls.append(1) or poll()
     built_in_order = []
     while pending := builds(app, document):
         [(callback, delay_ms)] = pending
         assert delay_ms == BUILD_GAP_MS
-        app.flush()  # between two builds: the page waits for its views before it takes what the worker sent
-        assert polls == []
+        advance(app, 3)  # between two builds the run goes on, and the views built so far draw it
         before = set(app.views)
         callback()
         assert len(set(app.views) - before) == 1, "not one view per turn of the event loop"
         built_in_order += sorted(set(app.views) - before, key=VIEWS.index)
     assert built_in_order[0] is LatticeView and built_in_order[1] is app.lead
-    assert set(app.views) == offline  # the views a page built at once has
-    app.client.step(1)
-    settle(app, lambda: app.client.status.n_steps >= 1)  # and now the snapshots reach them
-    assert polls
-    app.close()
+    fresh = make_explorer(config)  # every view built before the run's first snapshot, and fed each one
+    try:
+        assert set(fresh.views) == set(app.views)
+        advance(fresh, app.client.status.n_steps)
+        pages = {kind: (PageModels(app.views[kind]), PageModels(fresh.views[kind])) for kind in app.views
+                 if kind is not DiagnosticsView}  # its rates per second are the two runs' own: compared without them
+
+        def differences() -> dict:
+            found = {kind.__name__: difference for kind, (late, early) in pages.items()
+                     if (difference := first_difference(late.describe(), early.describe())) is not None}
+            late, early = (untimed_diagnostics(page.views[DiagnosticsView]) for page in (app, fresh))
+            return found | ({} if late.equals(early) else {"DiagnosticsView": f"{late} ≠ {early}"})
+
+        end = time.monotonic() + TIMEOUT
+        while found := differences():
+            assert time.monotonic() < end, f"views built late differ from views built at once: {found}"
+            app.flush()  # slower displays (diagnostics) come a few snapshots after the step
+            fresh.flush()
+            time.sleep(0.05)
+    finally:
+        fresh.close()
+        app.close()
+
+
+def untimed_diagnostics(view: DiagnosticsView):
+    """The diagnostics table's rows, but those per second (the wall clock's, which no two runs share)."""
+    [table] = [pane.object for pane in pn.panel(view).select(pn.pane.DataFrame)]
+    if "diagnostic" not in table:
+        return table  # none yet
+    return table[~table["diagnostic"].str.contains("per second")].reset_index(drop=True)
 
 
 def widget_names(viewable) -> list[str]:
