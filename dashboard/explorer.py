@@ -257,10 +257,10 @@ class Explorer(pn.viewable.Viewer):
                 stale = self.views.pop(kind, None)
                 if stale is not None:
                     stale.close()
-                if applies and not card.collapsed:
+                if applies and stale is not None:  # empty until its view is built or opened, as on a fresh page: no
+                    card[:] = []  # plot of the run before shows beside this one (a card leaving the page is left as it
+                if applies and not card.collapsed:  # is: the browser drops its view in this change)
                     due.append(kind)
-                elif applies and stale is not None:  # closed, and empty until opened, as on a fresh page (a card
-                    card[:] = []  # leaving the page is left as it is: the browser drops its view in this change)
             self._place_lead(lead)
             if self.race_card is not None:  # a race of the run shown before: a fresh page has none
                 self.race_card.close()
