@@ -16,24 +16,24 @@ the cards that apply to it show (a card is built and sent to the page the
 first time it applies). A served page builds a new run's views one at a time,
 ``BUILD_GAP_MS`` apart (the state's first, then the lead view), so that no
 other session's click waits for a whole page of views, and draws the run in
-those built meanwhile (a view built later draws the run so far,
-``RunClient.so_far``, as it is built: the state shows while the rest waits); every page's heavy pieces (its document, its draft,
-each view) share the loop by ``turns.TURNS``: one a turn, a pause after
-each, none while a click awaits its answer, so that a click waits for one
-at most; while pages are still opening (``TURNS.pages_waiting``: a class
-opening the link at once) the others' pieces wait, and a page that shows no
-run yet takes its first after them; then every page's state view, then every
-lead view, then the sidebars' drafts, then the rest (``turns.Rank``; a page
-still draws its run only once all its views are built); each view reaches
-its card with one recomputation of the page's Bokeh models. A view is built
-when its run arrives with its card open, or when its card is opened (a card that starts closed, such as the
-inspector's), and the claims table, the race (``race``: the sampler bake-off
-on the session's target, in a process of its own, its ranking taken at every
-flush and its process ended with the session or its run) and the catalogue
-when their cards are first opened, so a page holds only the Bokeh models it
-shows. When a served
-session ends, its worker is stopped. In a notebook call ``explorer.close()``
-when done.
+those built meanwhile: a view built later draws the run so far
+(``RunClient.so_far``) as it is built, so the state shows while the rest
+waits, and a new run's open cards stay empty until their views are built.
+Every page's heavy pieces (its document, its draft, each view) share the loop
+by ``turns.TURNS``: one a turn, a pause after each, none while a click awaits
+its answer, so that a click waits for one at most; while pages are still
+opening (``TURNS.pages_waiting``: a class opening the link at once) the
+others' pieces wait, and a page that shows no run yet takes its first after
+them; then every page's state view, then every lead view, then the sidebars'
+drafts, then the rest (``turns.Rank``). Each view reaches its card with one
+recomputation of the page's Bokeh models. A view is built when its run
+arrives with its card open, or when its card is opened (a card that starts
+closed, such as the inspector's), and the claims table, the race (``race``:
+the sampler bake-off on the session's target, in a process of its own, its
+ranking taken at every flush and its process ended with the session or its
+run) and the catalogue when their cards are first opened, so a page holds
+only the Bokeh models it shows. When a served session ends, its worker is
+stopped. In a notebook call ``explorer.close()`` when done.
 """
 
 from __future__ import annotations
