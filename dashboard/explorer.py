@@ -17,7 +17,8 @@ first time it applies). A served page builds a new run's views one at a time,
 ``BUILD_GAP_MS`` apart (the state's first, then the lead view), so that no
 other session's click waits for a whole page of views, and draws the run in
 those built meanwhile (a view built later draws the run so far,
-``RunClient.so_far``, as it is built: the state shows while the rest waits); every page's heavy pieces (its document, its draft,
+``RunClient.so_far``, as it is built: the state shows while the rest waits);
+every page's heavy pieces (its document, its draft,
 each view) share the loop by ``turns.TURNS``: one a turn, a pause after
 each, none while a click awaits its answer, so that a click waits for one
 at most; while pages are still opening (``TURNS.pages_waiting``: a class

@@ -43,7 +43,6 @@ in the order they came, and the loop is never idle while a piece waits.
 from __future__ import annotations
 
 import asyncio
-import math
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
