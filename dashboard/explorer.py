@@ -287,9 +287,8 @@ class Explorer(pn.viewable.Viewer):
         meanwhile (``flush``); each later one draws the run so far as it is built (``_build``)."""
         if not self._unbuilt or self._callback is None and self._served():
             return
-        if self._served() and not TURNS.claim(self._document, self._build_next, BUILD_GAP_MS,
-                                              self._rank(self._unbuilt[0])):
-            return  # asked again when the loop is free
+        if self._served() and not TURNS.claim(self._document, self._build_next, self._rank(self._unbuilt[0])):
+            return  # asked again in its turn
         kind = self._unbuilt.pop(0)
         card = self.cards[kind]
         try:
@@ -396,7 +395,7 @@ class Explorer(pn.viewable.Viewer):
         self.below_views[:] = []
 
     def _show_the_rest(self) -> None:
-        if TURNS.claim(self._document, self._show_the_rest, BUILD_GAP_MS, Rank.SIDEBAR):
+        if TURNS.claim(self._document, self._show_the_rest, Rank.SIDEBAR):
             with pn.io.hold(freeze=True):  # one recomputation of the document's models
                 self.controls.show_the_draft()
                 if not len(self.below_views):  # once
@@ -566,7 +565,7 @@ def create_app(config: RunConfig | None = None, engine: Engine | None = None, **
         explorer.collector = COLLECTOR
         pn.state.onload(explorer.start_updates)
         pn.state.on_session_destroyed(explorer.close)
-        pn.state.on_session_destroyed(lambda context: TURNS.page_shown(document))  # gone before it showed
+        pn.state.on_session_destroyed(lambda context: TURNS.page_closed(document))  # its queued pieces too
     else:
         explorer.start_updates()
     return explorer

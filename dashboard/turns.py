@@ -32,20 +32,20 @@ to be admitted, the pieces of pages already open wait too (pages first, their
 views after), so a class sees every Start button before the first lattices.
 
 Pieces have ranks (``Rank``): a page's state, then its lead view, then the
-rest of its sidebar, then everything else. A piece may not run while a piece
-of a more urgent rank, or of the same rank asked for earlier, is still asking
-(``claim`` keeps who asks, and since when): a class's pages each build their
-first screen's views before any page builds what lies below it, in the order
-they came. (A page draws its run only once all its views are built, so on its
-own this did not bring the first lattice sooner: README, "Serving a class".)
+rest of its sidebar, then everything else. A piece refused is queued (``claim``
+keeps who asks, and since when) and asked of its page again when its turn
+comes: the most urgent, and in a rank the first asked for, as soon as a piece
+may start — one wake-up of the loop, not every piece polling — so a class's
+pages each draw their first screen before any page builds what lies below it,
+in the order they came, and the loop is never idle while a piece waits.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import IntEnum
 
 
@@ -59,9 +59,9 @@ ADMITTED_HOLD_MS = 1000
 #: Longest a page built holds the other pages' work back until it shows its document (ms): a browser gone before
 #: it asked for the document frees them after this.
 OPENING_HOLD_MS = 5000
-#: How long a piece that was asked again later still counts as asking after the moment it was asked for (ms): a
-#: piece whose page ended, or that no longer needs to run, asks no more and stops holding the others back.
-ASKING_HOLD_MS = 500
+#: Longest a queued piece whose turn came holds the others back until it claims its turn (ms): one that no longer
+#: needs to run (its page ended, its work was done otherwise) claims nothing and leaves the queue after this.
+CALLED_HOLD_MS = 500
 
 
 class Rank(IntEnum):
@@ -71,6 +71,17 @@ class Rank(IntEnum):
     LEAD = 2  # the run's lead view, beside the state
     SIDEBAR = 3  # the rest of the sidebar (the run's draft), held back from a page's document
     REST = 4  # every other view, the cards below, the server's own chores
+
+
+@dataclass
+class _Queued:
+    """A piece refused its turn: asked of ``document`` again when its turn comes."""
+
+    rank: Rank
+    since: float  # the loop's time when it was first asked for: its place in its rank
+    document: object
+    piece: Callable[[], None]
+    called: float | None = None  # when its turn came and its page was asked for it (None: not yet)
 
 
 class OnePerTurn:
@@ -83,7 +94,9 @@ class OnePerTurn:
         self._pages: deque[object] = deque()  # the page requests waiting to be admitted, first come first
         self._admitted_until = 0.0  # the admitted page's hold on the next pieces (``ADMITTED_HOLD_MS``)
         self._opening: dict[int, float] = {}  # a page built, not yet shown (its document's id) -> until when it holds
-        self._asking: dict[tuple, list] = {}  # a piece asked for and not yet run -> [rank, first asked, holds until]
+        self._queue: dict[tuple, _Queued] = {}  # the pieces refused and not yet run (``claim``)
+        self._wake: asyncio.TimerHandle | None = None  # when the queue's most urgent piece is looked at next
+        self._wake_loop: asyncio.AbstractEventLoop | None = None  # the loop it is due in
 
     def take(self) -> None:
         """Hold this turn for work already running (a page's document being built)."""
@@ -102,8 +115,14 @@ class OnePerTurn:
             self._opening[id(document)] = loop.time() + OPENING_HOLD_MS / 1000
 
     def page_shown(self, document) -> None:
-        """The page holds its document (or its session ended)."""
+        """The page holds its document: the queued pieces may go on."""
         self._opening.pop(id(document), None)
+        self._wake_up_soon()
+
+    def page_closed(self, document) -> None:
+        """The page's session ended: it opens no more, and its queued pieces leave the queue."""
+        self._queue = {key: queued for key, queued in self._queue.items() if queued.document is not document}
+        self.page_shown(document)
 
     def pages_waiting(self) -> bool:
         """Whether pages wait to be admitted (``admit_page``) or to show their document: every other page's work
@@ -146,39 +165,76 @@ class OnePerTurn:
 
     def answered(self, session) -> None:
         self._answering.pop(id(session), None)
+        self._wake_up_soon()
 
-    def claim(self, document, piece: Callable[[], None], gap_ms: int = PAUSE_MS, rank: Rank = Rank.REST) -> bool:
-        """Whether ``piece`` may run now (it then holds the turn); if not, ``piece`` is asked of ``document`` again
-        when it may (``gap_ms`` later at least) and the caller must not run it now. ``document`` is a page's Bokeh
-        document, or ``LOOP`` for work of no page (run by the loop itself, outside any document's lock). A piece
-        waits for every piece still asking that outranks it (``Rank``; in a rank, the one asked for first)."""
+    def claim(self, document, piece: Callable[[], None], rank: Rank = Rank.REST) -> bool:
+        """Whether ``piece`` may run now (it then holds the turn); if not, it is queued and asked of ``document``
+        again when its turn comes, and the caller must not run it now. ``document`` is a page's Bokeh document, or
+        ``LOOP`` for work of no page (run by the loop itself, outside any document's lock). A piece may run when no
+        other ran in this turn, none ended less than ``PAUSE_MS`` ago, no click awaits its answer, no page is still
+        opening, and no queued piece comes before it (``Rank``; in a rank, the one asked for first)."""
         loop = _running_loop()
         if loop is None:
             return True
-        now = loop.time()
         key = (id(document), getattr(piece, "__func__", piece))  # a bound method is made anew at each access
-        asked = self._asking.setdefault(key, [rank, now, now])
-        asked[0] = rank  # a page's next view may rank otherwise than the one it asked for before
-        wait = self._wait_seconds(loop)
-        if wait > 0 or self.pages_waiting() or self._outranked(key, now):  # pages still opening come first
-            delay_ms = max(gap_ms, math.ceil(wait * 1000))
-            asked[2] = now + (delay_ms + ASKING_HOLD_MS) / 1000
-            document.add_timeout_callback(piece, delay_ms)
-            return False
-        del self._asking[key]
-        self.take()
-        return True
+        queued = self._queue.get(key)
+        if queued is None:
+            queued = self._queue[key] = _Queued(rank, loop.time(), document, piece)
+        queued.rank, queued.document, queued.piece, queued.called = rank, document, piece, None
+        if self._wait_seconds(loop) <= 0 and not self.pages_waiting() and self._first(loop) is queued:
+            del self._queue[key]
+            self.take()
+            return True
+        self._wake_up_soon()
+        return False
 
-    def _outranked(self, key: tuple, now: float) -> bool:
-        """Whether a piece other than ``key``'s, still asking, comes before it (a lower rank, or the same asked
-        for earlier); pieces that stopped asking are forgotten."""
-        self._asking = {other: asked for other, asked in self._asking.items() if asked[2] > now or other == key}
-        mine = self._asking[key][:2]
-        return any(asked[:2] < mine for other, asked in self._asking.items() if other != key)
+    def _first(self, loop: asyncio.AbstractEventLoop) -> _Queued | None:
+        """The queue's most urgent piece; a piece whose turn came ``CALLED_HOLD_MS`` ago without a claim leaves."""
+        late = loop.time() - CALLED_HOLD_MS / 1000
+        self._queue = {key: queued for key, queued in self._queue.items()
+                       if queued.called is None or queued.called > late}
+        return min(self._queue.values(), key=lambda queued: (queued.rank, queued.since), default=None)
+
+    def _wake_up_soon(self) -> None:
+        """Look at the queue as soon as a piece may start (when the loop is free, or a little later while a click
+        awaits its answer or pages are opening)."""
+        loop = _running_loop()
+        if loop is None or not self._queue:
+            return
+        wait = self._wait_seconds(loop)
+        self._look_again(loop, wait if wait > 0 else PAUSE_MS / 1000 if self.pages_waiting() else 0.0)
+
+    def _look_again(self, loop: asyncio.AbstractEventLoop, delay: float) -> None:
+        """Look at the queue ``delay`` seconds from now, unless a look comes sooner."""
+        if self._wake is not None and self._wake_loop is loop:
+            if self._wake.when() <= loop.time() + delay:
+                return
+            self._wake.cancel()
+        self._wake, self._wake_loop = loop.call_later(delay, self._call_first, loop), loop
+
+    def _call_first(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Ask the page of the queue's most urgent piece for it, if a piece may start now; else look again later."""
+        self._wake = None
+        first = self._first(loop)
+        if first is None:
+            return
+        if first.called is not None:  # asked for already: its claim comes, or it leaves the queue at this time
+            self._look_again(loop, first.called + CALLED_HOLD_MS / 1000 - loop.time())
+            return
+        if self._wait_seconds(loop) > 0 or self.pages_waiting():
+            self._wake_up_soon()
+            return
+        first.called = loop.time()
+        try:
+            first.document.add_timeout_callback(first.piece, 0)
+        except Exception:  # noqa: BLE001 — a page whose session is gone: its piece leaves the queue
+            self._queue = {key: queued for key, queued in self._queue.items() if queued is not first}
+        self._look_again(loop, CALLED_HOLD_MS / 1000)  # should its claim never come
 
     def _release(self, loop: asyncio.AbstractEventLoop) -> None:
         self._free_at = loop.time() + PAUSE_MS / 1000
         self._taken_in = None
+        self._wake_up_soon()
 
 
 class _Loop:

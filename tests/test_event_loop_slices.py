@@ -178,7 +178,7 @@ def test_page_work_due_in_one_turn_runs_one_piece_a_turn_and_a_click_read_meanwh
 
         def piece(name: str):
             def run() -> None:
-                if turns.claim(document, run, 5):
+                if turns.claim(document, run):
                     happened.append(name)
                     if name == "view of page 1":
                         writer.send(b"x")
@@ -209,18 +209,18 @@ def test_no_piece_of_page_work_starts_just_after_another_nor_while_a_sessions_cl
             asked.append(delay_ms)
 
     async def serve() -> None:
-        assert after_a_piece.claim(Document(), lambda: None, 5)
+        assert after_a_piece.claim(Document(), lambda: None)
         await asyncio.sleep(0)  # the next turn: the piece has just ended
-        assert not after_a_piece.claim(Document(), lambda: None, 5)
+        assert not after_a_piece.claim(Document(), lambda: None)
         beside_a_click.answering(clicking)  # a click's command went to its worker
         beside_a_click.answered(other)  # another session's answer changes nothing
         page, piece = Document(), lambda: None
-        assert not beside_a_click.claim(page, piece, 5)
+        assert not beside_a_click.claim(page, piece)
         beside_a_click.answered(clicking)  # its answer is on its page
-        assert beside_a_click.claim(page, piece, 5)  # the piece, asked again
+        assert beside_a_click.claim(page, piece)  # the piece, asked again
 
     asyncio.run(serve())
-    assert all(30_000 < delay_ms <= 60_000 for delay_ms in asked)  # asked again when the pause or hold is over
+    assert asked == []  # no page is asked for its refused piece again before the pause or the hold is over
 
 
 def test_a_page_builds_no_view_and_sends_no_draft_in_a_turn_that_another_pages_work_took():
@@ -235,15 +235,25 @@ def test_a_page_builds_no_view_and_sends_no_draft_in_a_turn_that_another_pages_w
         TURNS.take()
         build()
         app._show_the_rest()
+        assert not app.views and "Target" not in widget_names(app.controls)
+        while not asked_again(app, document):  # a later turn, its own: the most urgent piece is asked for first
+            await asyncio.sleep(0.01)
 
-    asyncio.run(another_page_is_built_as_these_fall_due())
-    assert not app.views and "Target" not in widget_names(app.controls)
-    asked_again = [entry for entry in document.timeouts if entry[0] in (app._build_next, app._show_the_rest)]
-    assert sorted(delay_ms for _, delay_ms in asked_again) == [BUILD_GAP_MS, BUILD_GAP_MS]
-    for callback, _ in asked_again:  # a later turn, its own
-        callback()
-    assert len(app.views) == 1 and "Target" in widget_names(app.controls)
-    app.close()
+    try:
+        asyncio.run(another_page_is_built_as_these_fall_due())
+        assert [callback for callback, _ in asked_again(app, document)] == [app._build_next]  # the state's view
+        build()
+        assert len(app.views) == 1
+        app._show_the_rest()
+        assert "Target" in widget_names(app.controls)
+    finally:
+        TURNS.page_closed(document)
+        app.close()
+
+
+def asked_again(app: Explorer, document: ServedDocument) -> list:
+    """The page's pieces its document was asked for by ``TURNS`` (at once, in their turn)."""
+    return [entry for entry in document.timeouts if entry[0] in (app._build_next, app._show_the_rest) and not entry[1]]
 
 
 def test_a_closed_card_is_not_built_and_a_card_opened_meanwhile_is_built_once():
@@ -384,7 +394,7 @@ def test_a_served_page_asks_for_its_state_then_its_lead_view_then_its_sidebar_be
     app = make_explorer(RunConfig())
     document = served(app)
     claimed = []
-    monkeypatch.setattr(TURNS, "claim", lambda page, piece, gap_ms, rank: claimed.append((piece.__name__, rank)) or 1)
+    monkeypatch.setattr(TURNS, "claim", lambda page, piece, rank: claimed.append((piece.__name__, rank)) or 1)
     assert app.client.apply(RunConfig(seed=4))
     settle(app, lambda: built(app.client) and app.client.config.seed == 4)
     while pending := builds(app, document):

@@ -34,7 +34,7 @@ class Page:
         self.asked: list = []
 
     def add_timeout_callback(self, callback, delay_ms: int) -> None:
-        self.asked.append(callback)
+        self.asked.append((callback, delay_ms))
         self.loop.call_later(delay_ms / 1000, callback)
 
 
@@ -71,7 +71,7 @@ def test_other_pages_work_waits_while_pages_are_opening_and_runs_once_they_show(
         await asyncio.sleep(0.001)  # a later turn, past the pause after a piece
 
         def view() -> None:
-            if turns.claim(open_page, view, 5):
+            if turns.claim(open_page, view):
                 happened.append("a view of an open page")
 
         view()
@@ -111,7 +111,7 @@ def test_every_pages_first_screen_comes_before_what_any_page_shows_below_it(monk
 
         def piece(name: str, what: str, rank: Rank):
             def run() -> None:
-                if turns.claim(pages[name], run, 1, rank):
+                if turns.claim(pages[name], run, rank):
                     happened.append(f"{what} of {name}")
             return run
 
@@ -130,9 +130,10 @@ def test_every_pages_first_screen_comes_before_what_any_page_shows_below_it(monk
 
 
 def test_a_piece_that_asks_no_more_stops_holding_the_others_back(monkeypatch):
-    """A page that ended while its state view waited (its piece, asked again, gives up) holds no other page's work
-    for long."""
+    """A piece that no longer needs to run (asked for in its turn, it claims nothing) holds no other page's work for
+    long (``CALLED_HOLD_MS``)."""
     monkeypatch.setattr(turns_module, "PAUSE_MS", 0)
+    monkeypatch.setattr(turns_module, "CALLED_HOLD_MS", 50)
     turns, happened = OnePerTurn(), []
 
     async def serve() -> None:
@@ -143,13 +144,71 @@ def test_a_piece_that_asks_no_more_stops_holding_the_others_back(monkeypatch):
             pass
 
         def rest() -> None:
-            if turns.claim(open_page, rest, 1, Rank.REST):
+            if turns.claim(open_page, rest, Rank.REST):
                 happened.append("rest of the open page")
 
         turns.take()
-        assert not turns.claim(gone, state, 1, Rank.STATE)
+        assert not turns.claim(gone, state, Rank.STATE)
         rest()
         while not happened:
+            await asyncio.sleep(0.01)
+
+    asyncio.run(serve())
+    assert happened == ["rest of the open page"]
+
+
+def test_the_queues_first_piece_is_asked_for_once_and_at_once_when_a_piece_may_start(monkeypatch):
+    """No piece polls: a refused piece is asked of its page again exactly once, with no delay, when its turn comes;
+    a piece that is not first is not asked for meanwhile."""
+    monkeypatch.setattr(turns_module, "PAUSE_MS", 20)
+    turns, happened = OnePerTurn(), []
+
+    async def serve() -> None:
+        loop = asyncio.get_running_loop()
+        first, second = Page(loop), Page(loop)
+
+        def piece(page: Page, name: str, rank: Rank):
+            def run() -> None:
+                if turns.claim(page, run, rank):
+                    happened.append(name)
+            return run
+
+        turns.take()
+        piece(second, "rest", Rank.REST)()
+        piece(first, "state", Rank.STATE)()
+        while len(happened) < 2:
+            await asyncio.sleep(0.01)
+        assert [delay for _, delay in first.asked] == [0] and [delay for _, delay in second.asked] == [0]
+
+    asyncio.run(serve())
+    assert happened == ["state", "rest"]
+
+
+def test_a_closed_pages_queued_pieces_leave_the_queue_at_once(monkeypatch):
+    """A page closed while its pieces waited holds no other page's work (not even for ``CALLED_HOLD_MS``)."""
+    monkeypatch.setattr(turns_module, "PAUSE_MS", 0)
+    monkeypatch.setattr(turns_module, "CALLED_HOLD_MS", 60_000)  # a piece of a closed page must not be waited for
+    turns, happened = OnePerTurn(), []
+
+    class Gone:
+        """A page whose session ended: asked for a piece, it runs nothing."""
+
+        def add_timeout_callback(self, callback, delay_ms: int) -> None:
+            happened.append("the closed page was asked")
+
+    async def serve() -> None:
+        loop = asyncio.get_running_loop()
+        gone, open_page = Gone(), Page(loop)
+
+        def rest() -> None:
+            if turns.claim(open_page, rest, Rank.REST):
+                happened.append("rest of the open page")
+
+        turns.take()
+        assert not turns.claim(gone, lambda: None, Rank.STATE)
+        rest()
+        turns.page_closed(gone)
+        while "rest of the open page" not in happened:
             await asyncio.sleep(0.01)
 
     asyncio.run(serve())
