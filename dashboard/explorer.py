@@ -243,7 +243,7 @@ class Explorer(pn.viewable.Viewer):
         page of views."""
         info = event.new
         lead = next((kind for kind in VIEWS if kind.applies(info) and kind.leads(info)), TraceView)
-        due = []
+        due, emptied = [], []
         with pn.io.hold(freeze=True):  # one recomputation of the document's models, not one per card
             self.waiting.visible = False
             for kind in VIEWS:
@@ -258,10 +258,12 @@ class Explorer(pn.viewable.Viewer):
                 if stale is not None:
                     stale.close()
                 if applies and stale is not None:  # empty until its view is built or opened, as on a fresh page: no
-                    card[:] = []  # plot of the run before shows beside this one (a card leaving the page is left as it
-                if applies and not card.collapsed:  # is: the browser drops its view in this change)
+                    emptied.append(card)  # plot of the run before shows beside this one (a card leaving the page is
+                if applies and not card.collapsed:  # left as it is: the browser drops its view in this change)
                     due.append(kind)
             self._place_lead(lead)
+            for card in emptied:  # once in its place: a card emptied and moved in one change reaches the browser
+                card[:] = []  # without its header
             if self.race_card is not None:  # a race of the run shown before: a fresh page has none
                 self.race_card.close()
                 self.race_card = None

@@ -68,8 +68,8 @@ def pooled(steps: np.ndarray, kl: np.ndarray) -> dict:
     return {"step": steps, "kl": np.maximum(kl[:, -1], FLOOR)}
 
 
-#: The KL card's text before the chains' first step.
-NO_STEP_YET = "KL(P‖π) appears once the chains have taken a step."
+#: The KL card's text before the run's first KL checkpoint (the status line may already count a step or two).
+NO_STEP_YET = "KL(P‖π) is computed at checkpoints of the run, spaced evenly in log steps; the first is on its way."
 
 
 def summary(snapshot: OpadSnapshot) -> str:
