@@ -258,6 +258,13 @@ class RaceCard(pn.viewable.Viewer):
         self._layout = pn.Column(self.intro, pn.Row(self.go, self.halt, budget), self.status, self.verdict,
                                  pn.FlexBox(self.table, self.chart, flex_wrap="wrap", sizing_mode="stretch_width"),
                                  self.details, sizing_mode="stretch_width")
+        self._building = self.client.param.watch(self._enable, "building")
+        self._enable()
+
+    def _enable(self, event=None) -> None:
+        """Race is pressable unless a race runs or the session's run is being built (a new preset, Apply, a file):
+        a race started then would race the run before it, and the new run's arrival ends it (``Explorer``)."""
+        self.go.disabled = self.race.state == "running" or self.client.building
 
     def _figure(self):
         fig = figure(height=PLOT_FRAME, y_range=FactorRange(), x_axis_type="log", toolbar_location=None,
@@ -296,7 +303,8 @@ class RaceCard(pn.viewable.Viewer):
     def _draw(self) -> None:
         race, latest = self.race, self.race.latest
         running = race.state == "running"
-        self.go.disabled, self.halt.disabled = running, not running
+        self.halt.disabled = not running
+        self._enable()
         self.status.object = progress(race)
         if latest is None:
             self.table.object = self.verdict.object = self.details.object = ""
@@ -314,7 +322,8 @@ class RaceCard(pn.viewable.Viewer):
         self.chart.visible = bool(columns["sampler"])
 
     def close(self) -> None:
-        """Stop the race (the session ends)."""
+        """Stop the race and stop following the session's run (the session ends, or its run is replaced)."""
+        self.client.param.unwatch(self._building)
         self.race.stop()
 
     def __panel__(self):

@@ -252,6 +252,27 @@ def test_closing_the_session_ends_its_race():
     assert race.state == "stopped" and race.wait_ended(WAIT) and not race.process.is_alive()
 
 
+def test_race_waits_while_the_sessions_run_is_being_built_and_a_replaced_card_stops_following_the_run():
+    """A race pressed while a new run is built would race the run before, and the new run's arrival would end it:
+    Race is not pressable then. A card replaced by a new run's no longer follows the session's run."""
+    explorer = Explorer(RunConfig(target="ising1d", target_params={"m": 6}, sampler="metropolis", opad=False))
+    try:
+        explorer.client.wait_for(lambda client: client.info is not None and not client.building, WAIT)
+        explorer.race.collapsed = False  # open the card: it is built
+        first = explorer.race_card
+        assert not first.go.disabled
+        explorer.client.apply(RunConfig(target="ising1d", target_params={"m": 7}, sampler="metropolis", opad=False))
+        assert explorer.client.building and first.go.disabled
+        explorer.client.wait_for(lambda client: not client.building, WAIT)
+        explorer.flush()  # the new run arrives: a fresh card, pressable
+        assert explorer.race_card is not first and not explorer.race_card.go.disabled
+        explorer.client.building = True  # the replaced card follows the run no more
+        assert not first.go.disabled and explorer.race_card.go.disabled
+        explorer.client.building = False
+    finally:
+        explorer.close()
+
+
 HOSTILE = "<img src=x onerror=alert(1)>[click](http://example.com) **bold**"
 
 
