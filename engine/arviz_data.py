@@ -2,7 +2,9 @@
 
 ArviZ's tools (``arviz_stats.ess``, ``rhat``, ``summary``; ``arviz_plots``'
 trace, rank and ESS plots) read an ``xarray.DataTree`` whose groups label every
-value by ``chain`` and ``draw`` (arviz-base's conventions). Here:
+value by ``chain`` and ``draw`` (arviz-base's conventions; the tree is built
+with xarray alone: arviz-base imports Bokeh when it is installed, and the
+engine never does). Here:
 
 * the **posterior** group holds log p̃ and the run's statistic (the dashboard's
   summary statistic, named as in the configuration: ``magnetisation``,
@@ -40,7 +42,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import xarray as xr
-from arviz_base import from_dict
 
 #: Per-draw cost coordinates: the name each takes in the data, and what it counts (its ``description``).
 COST_COORDINATES = {"step": "the sampler's step", "n_evals": "target evaluations of all chains by then",
@@ -56,15 +57,16 @@ def datatree(draws: Mapping[str, np.ndarray], costs: Mapping[str, np.ndarray], a
     groups = {"posterior": {name: np.asarray(values, dtype=np.float64).T for name, values in draws.items()}}
     if accepted is not None:
         groups["sample_stats"] = {"accepted": np.asarray(accepted, dtype=bool).T}
-    tree = from_dict(groups)
-    tree.attrs.update(attrs or {})
-    coordinates = {}
+    n_chains, n_draws = next(iter(groups["posterior"].values())).shape
+    coordinates = {"chain": np.arange(n_chains), "draw": np.arange(n_draws)}
     for name, description in COST_COORDINATES.items():
         values = np.asarray(costs[name])
         dims, values = (("draw",), values) if values.ndim == 1 else (("chain", "draw"), values.T)
         coordinates[name] = xr.Variable(dims, values, {"description": description})
-    for group in groups:
-        tree[group] = tree[group].to_dataset().assign_coords(coordinates)
+    tree = xr.DataTree.from_dict({group: xr.Dataset({name: (("chain", "draw"), values) for name, values in
+                                                     variables.items()}, coords=coordinates)
+                                  for group, variables in groups.items()})
+    tree.attrs.update(attrs or {})
     return tree
 
 
