@@ -103,13 +103,20 @@ def from_history(history: Mapping[str, np.ndarray], statistic: str = "statistic"
     return datatree(draws, costs, attrs=attributes(config))
 
 
-def from_result(result: Mapping) -> xr.DataTree:
-    """One stored run of a sweep (``sweeps.perform``'s result): its statistic named as in its configuration, its
-    configuration, seed and acceptance rate in the attributes."""
+def described(result: Mapping) -> tuple[str, dict, str, dict]:
+    """A stored sweep run's label (its own, else its sampler's), the configuration it ran (with the seed it ran
+    with), its statistic's name and its attributes (``attributes``)."""
     spec = json.loads(result["spec"])
     config = {**spec["config"], "seed": int(result["sampler_seed"])}
-    return from_results([result], config.get("statistic", "statistic"),
-                        attributes(config, label=spec.get("label") or None, acceptance=float(result["acceptance"])))
+    return (spec.get("label") or config["sampler"], config, config.get("statistic", "statistic"),
+            attributes(config))
+
+
+def from_result(result: Mapping) -> xr.DataTree:
+    """One stored run of a sweep (``sweeps.perform``'s result): its statistic named as in its configuration, its
+    configuration, seed, label and acceptance rate in the attributes."""
+    label, _, statistic, attrs = described(result)
+    return from_results([result], statistic, {**attrs, "label": label, "acceptance": float(result["acceptance"])})
 
 
 #: Traced arrays of a stored run (``trace_…``) that become draws, and their names in the data (the statistic's

@@ -6,8 +6,8 @@ kernel at different seeds, so their chains go side by side in one ``DataTree``
 (``engine.arviz_data.from_results``). A label whose runs traced different steps
 (a budget of evaluations or seconds gives each seed its own length, as in every
 bake-off) gives one ``DataTree`` per run instead, keyed
-``"<label> · replicate <r>"`` (a bake-off's replicate numbers; a sweep's runs
-numbered in the order of their seeds).
+``"<label> · replicate <r>"``, r = 0, 1, … in the order of the runs' replicate
+numbers (a bake-off's) or seeds (a sweep's).
 
 ``from_bakeoff(result)`` does the same for the runs a bake-off measured (its
 table's rows, by their labels; its tuning pilots are not stored runs), with
@@ -23,7 +23,7 @@ from collections import defaultdict
 import numpy as np
 import xarray as xr
 
-from engine.arviz_data import attributes, from_results
+from engine.arviz_data import described, from_results
 
 from .bake_off.task import label as bakeoff_label
 from .store import ResultStore
@@ -34,21 +34,21 @@ def _described(result: dict) -> tuple[str, int, str, dict]:
     its description (a ``RunSpec``'s or a bake-off run's)."""
     spec = json.loads(result["spec"])
     if "config" in spec:  # a sweep's run
-        config = {**spec["config"], "seed": int(result["sampler_seed"])}
-        return (spec.get("label") or config["sampler"], config["seed"], config.get("statistic", "statistic"),
-                attributes(config))
+        label, config, statistic, attrs = described(result)
+        return label, config["seed"], statistic, attrs
     kernel = {"sampler": spec["sampler"], "sampler_params": json.loads(result.get("kernel", "{}")),
               "variant": spec["variant"], "axis": spec["axis"], "budget": spec["budget"], "chains": spec["chains"]}
     return (bakeoff_label(spec["sampler"], spec["variant"]), int(spec["replicate"]), spec["statistic"],
             {"kernel": json.dumps(kernel, sort_keys=True), "sampler": spec["sampler"]})
 
 
-def grouped(results: list[dict]) -> dict[str, xr.DataTree]:
-    """Stored runs grouped by label (module docstring)."""
+def grouped(results: list[dict], labels=None) -> dict[str, xr.DataTree]:
+    """Stored runs grouped by label (module docstring); only those of ``labels`` when given."""
     by_label = defaultdict(list)
     for result in results:
         label, order, statistic, attrs = _described(result)
-        by_label[label].append((order, result, statistic, attrs))
+        if labels is None or label in labels:
+            by_label[label].append((order, result, statistic, attrs))
     trees = {}
     for label, runs in sorted(by_label.items()):
         runs.sort(key=lambda run: run[0])
@@ -72,5 +72,4 @@ def from_store(store: ResultStore) -> dict[str, xr.DataTree]:
 
 def from_bakeoff(result) -> dict[str, xr.DataTree]:
     """The runs a bake-off (``sweeps.bakeoff``'s ``BakeoffResult``) measured, keyed by its table's labels."""
-    runs = [result.store.read(run_id) for run_id in sorted(result.store.run_ids())]
-    return grouped([run for run in runs if _described(run)[0] in result.runs])
+    return grouped([result.store.read(run_id) for run_id in sorted(result.store.run_ids())], labels=result.runs)
