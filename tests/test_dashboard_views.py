@@ -29,7 +29,7 @@ from dashboard.views.dag import DagView
 from dashboard.views.diagnostics import DiagnosticsView
 from dashboard.views.inclusion import InclusionView
 from dashboard.views.inspector import RING_COLOUR, InspectorView, describe, marks, proposal_picture
-from dashboard.views.kl import FLOOR, KLView
+from dashboard.views.kl import FLOOR, SHORT, KLView
 from dashboard.views.lattice import STATE_COLOURS, WALK_COLOURS, LatticeView, state_key
 from dashboard.views.tempering import TemperingView
 from dashboard.views.traces import WAITING, TraceView
@@ -865,8 +865,11 @@ def test_the_kl_text_prints_the_ends_of_the_pooled_curves_it_draws_and_their_rat
         assert list(kl.pooled_sources[kind].data["step"]) == [1, 10, 300]
         np.testing.assert_allclose(curves[kind], np.maximum(snapshot.kl[kind][:, -1], FLOOR))
     labels = [item.label.value for item in kl.figure.legend[0].items]
-    assert labels == ["MCMC", "OPAD", "OPAD+"]  # each a colour: its pooled curve and its chains' mean
-    assert all(len(item.renderers) == 2 for item in kl.figure.legend[0].items)
+    assert labels == ["MCMC", "OPAD", "OPAD+"]  # each a colour: its pooled curve, its checkpoints, its chains' mean
+    for kind, item in zip(KINDS, kl.figure.legend[0].items):
+        line, markers, mean = (renderer.glyph for renderer in item.renderers)
+        assert [type(glyph).__name__ for glyph in (line, markers, mean)] == ["Line", "Scatter", "Line"]
+        assert [renderer.data_source for renderer in item.renderers[:2]] == [kl.pooled_sources[kind]] * 2
     assert_printed(step, 300)
     assert_printed(mcmc, curves["mcmc"][-1])
     assert_printed(opad, curves["opad"][-1])
@@ -881,6 +884,24 @@ def test_the_kl_text_prints_the_ends_of_the_pooled_curves_it_draws_and_their_rat
         assert plus_ratio is None and curves["opad_plus"][-1] == FLOOR
         assert_printed(plus_floor, FLOOR)
     assert "0.0000" not in text  # tiny values as powers of ten
+
+
+def test_the_first_checkpoint_printed_is_drawn_as_a_point():
+    """At the first checkpoint each pooled curve is one point: no line yet, so its marker is what shows the
+    values the text prints."""
+    kl = KLView()
+    kl.reconfigure(SimpleNamespace(opad_tracked=True, opad_problem=""))
+    first = kl_snapshot(0.07, 0.004, 0.0005)
+    kl.draw(OpadSnapshot(steps=first.steps[:1], kl={kind: curve[:1] for kind, curve in first.kl.items()},
+                         n_particles=12))
+    assert "step 1:" in kl.status.object
+    for kind in KINDS:
+        markers = [r for r in kl.figure.renderers if type(r.glyph).__name__ == "Scatter"
+                   and r.data_source is kl.pooled_sources[kind]]
+        assert len(markers) == 1 and markers[0].visible and markers[0].glyph.size > 0
+        assert list(kl.pooled_sources[kind].data["step"]) == [1]
+        assert_printed(re.search(rf"{re.escape(SHORT[kind])} ({PRINTED})", kl.status.object).group(1),
+                       kl.pooled_sources[kind].data["kl"][0])
 
 
 def test_the_kl_view_of_a_run_prints_the_ends_of_its_pooled_curves():

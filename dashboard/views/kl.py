@@ -128,11 +128,16 @@ class KLView(LiveView):
             fig.varea("step", "lower", "upper", source=self.band_sources[kind], color=color, alpha=0.15)
             means[kind] = fig.line("step", "mean", source=self.band_sources[kind], color=color, line_width=2,
                                    line_dash="dashed")
-        # the pooled curves over everything; in the legend one colour per approximation, its pooled curve and its
-        # chains' mean (the key below the plot says which line is which): one row, narrow enough for half a page
-        items = [LegendItem(label=SHORT[kind], renderers=[fig.line(
-            "step", "kl", source=self.pooled_sources[kind], color=COLORS[kind], line_width=3.5), means[kind]])
-            for kind in KINDS]
+        # the pooled curves over everything, a marker at each checkpoint (the first checkpoint's values, which the
+        # text prints, show before there is a line); in the legend one colour per approximation, its pooled curve
+        # and its chains' mean (the key below the plot says which line is which): one row, narrow enough for half a
+        # page
+        items = []
+        for kind in KINDS:
+            source, color = self.pooled_sources[kind], COLORS[kind]
+            curve = [fig.line("step", "kl", source=source, color=color, line_width=3.5),
+                     fig.scatter("step", "kl", source=source, color=color, size=7)]
+            items.append(LegendItem(label=SHORT[kind], renderers=[*curve, means[kind]]))
         fig.add_layout(Legend(items=items))
         legend_outside(fig, rows=1)
         log_ticks(fig.xaxis, fig.yaxis)

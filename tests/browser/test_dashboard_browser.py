@@ -147,8 +147,13 @@ def alert(page: Page):
 
 
 def steps_shown(page: Page) -> int:
-    match = re.search(r"steps ([\d,]+) ·", status(page).inner_text())
-    assert match, status(page).inner_text()
+    """The steps the status line shows, once it shows (Panel hides an HTML pane's text while it draws the pane again,
+    until its style sheets have loaded: the text is read, not what the browser paints of it that instant)."""
+    line = status(page)
+    expect(line).to_be_visible()
+    text = line.text_content()
+    match = re.search(r"steps ([\d,]+) ·", text)
+    assert match, text
     return int(match.group(1).replace(",", ""))
 
 

@@ -18,6 +18,7 @@ collected, then reported together.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -158,9 +159,27 @@ LEGIBILITY_JS = """
 ARGUMENTS = [SLACK, SI_PREFIX, SUB_UNIT_PREFIXES, RAW_TEX]
 
 
+#: Whether every plot on the page has been painted as it is now laid out: after the next two frames (a resize seen
+#: by the browser schedules its paint), each plot view's paints done (``ready``) and its first paint finished. A plot
+#: whose view was just built or just moved holds data but not yet its axes' ticks until then.
+PAINTED_JS = """
+async () => {
+  await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+  const plots = Array.from(Bokeh.documents[0].views_manager.query(view => view.model.type === "Figure" ||
+    view.model.type === "Plot"));
+  await Promise.all(plots.map(view => view.ready));
+  return plots.every(view => view.has_finished());
+}
+"""
+
+
 def legibility_problems(page: Page) -> list[str]:
-    """The legibility defects of the page as it shows now (``LEGIBILITY_JS``), scrolled to the top."""
+    """The legibility defects of the page as it shows now (``LEGIBILITY_JS``), scrolled to the top, once every plot
+    has been painted as it is laid out (``PAINTED_JS``, within ``TIMEOUT_MS``)."""
     page.evaluate("() => { for (const el of document.querySelectorAll('*')) el.scrollTop = 0; }")
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    while not page.evaluate(PAINTED_JS) and time.monotonic() < deadline:
+        page.wait_for_timeout(200)
     return page.evaluate(LEGIBILITY_JS, ARGUMENTS)
 
 
