@@ -159,16 +159,21 @@ LEGIBILITY_JS = """
 ARGUMENTS = [SLACK, SI_PREFIX, SUB_UNIT_PREFIXES, RAW_TEX]
 
 
-#: Whether every plot on the page has been painted as it is now laid out: after the next two frames (a resize seen
-#: by the browser schedules its paint), each plot view's paints done (``ready``) and its first paint finished. A plot
-#: whose view was just built or just moved holds data but not yet its axes' ticks until then.
+#: Whether every plot shown has been painted as it is now laid out: after the next two frames (a resize seen by the
+#: browser schedules its paint), each shown plot view's paints done (``ready``, within a second: a paint still under
+#: way answers false, and the caller asks again) and its first paint finished. A plot whose view was just built or
+#: just moved holds data but not yet its axes' ticks until then.
 PAINTED_JS = """
 async () => {
   await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
   const plots = Array.from(Bokeh.documents[0].views_manager.query(view => view.model.type === "Figure" ||
-    view.model.type === "Plot"));
-  await Promise.all(plots.map(view => view.ready));
-  return plots.every(view => view.has_finished());
+    view.model.type === "Plot")).filter(view => {
+      const box = view.el.getBoundingClientRect();
+      return box.width > 0 && box.height > 0;
+    });
+  const painted = await Promise.race([Promise.all(plots.map(view => view.ready)).then(() => true),
+                                      new Promise(done => setTimeout(() => done(false), 1000))]);
+  return painted && plots.every(view => view.has_finished());
 }
 """
 
