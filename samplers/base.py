@@ -13,6 +13,9 @@ same proposal and acceptance functions that ``step()`` samples from.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import NamedTuple
 
 import numpy as np
@@ -59,6 +62,63 @@ class StepRecord(NamedTuple):
         out = self.states.copy()
         out[np.arange(out.shape[0])[:, None], self.proposed_sites] = self.proposed_values
         return out
+
+
+#: A ring of six spins with a field (``targets.make("ising1d", **TINY_RING)``): small enough to enumerate, and
+#: every sampler of binary vectors runs on it.
+TINY_RING = MappingProxyType({"m": 6, "beta": 0.8, "J": 1.0, "h": 0.3, "mu": 1.0})
+
+
+def _frozen(mapping: Mapping | None) -> Mapping:
+    return MappingProxyType(dict(mapping or {}))
+
+
+@dataclass(frozen=True)
+class ExactCase:
+    """A setting whose exact kernel the conformance suite builds (``tests/test_conformance.py``): the sampler's
+    parameters on a registered target small enough to enumerate (``targets.make(target, **target_params)``)."""
+
+    params: Mapping = field(default_factory=dict)
+    target: str = "ising1d"
+    target_params: Mapping = field(default_factory=lambda: TINY_RING)
+
+    def __post_init__(self):
+        object.__setattr__(self, "params", _frozen(self.params))
+        object.__setattr__(self, "target_params", _frozen(self.target_params))
+
+
+@dataclass(frozen=True)
+class SamplerFacts:
+    """What the project needs to know of a sampler class besides its kernel, in one place on the class
+    (``Sampler.facts``), read through the registry by the conformance suite and every test over all samplers,
+    by parallel tempering (its bases), the kernel warm-up and the dashboard's inspector.
+
+    * ``example``: parameters of a short run on ``example_target`` (a registered target's name and parameters);
+    * ``exact``: the settings whose exact kernel the conformance suite builds: π-invariant on the sampler's
+      ``exact_support``, reversible when ``reversible`` (detailed balance), irreducible and aperiodic (the second
+      largest eigenvalue modulus below one), and the vectorised ``step`` sampling it;
+    * ``tempering_base``: whether parallel tempering may run it in every replica (it samples any tempered
+      binary target);
+    * ``warm_up``: parameter sets that reach its compiled kernels (``samplers.common.warmup``), stepped on the
+      warm-up targets ``warm_up_on`` names (``pairwise``, ``black_box``, ``rbm``), its ``transition_row`` too when
+      ``warm_up_transition_row`` (compiled as well, for the inspector);
+    * ``inspection``: the kind of move the inspector shows for a step of it (``samplers.diagnostics.inspection``).
+    """
+
+    example: Mapping = field(default_factory=dict)
+    example_target: tuple[str, Mapping] = ("ising_segmentation", MappingProxyType({"size": 6}))
+    exact: tuple[ExactCase, ...] = (ExactCase(),)
+    reversible: bool = True
+    tempering_base: bool = True
+    warm_up: tuple[Mapping, ...] = ()
+    warm_up_on: tuple[str, ...] = ("pairwise", "black_box")
+    warm_up_transition_row: bool = False
+    inspection: str = "other"
+
+    def __post_init__(self):
+        object.__setattr__(self, "example", _frozen(self.example))
+        object.__setattr__(self, "example_target", (self.example_target[0], _frozen(self.example_target[1])))
+        object.__setattr__(self, "warm_up", tuple(_frozen(params) for params in self.warm_up))
 
 
 def sample_categorical(log_weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -128,6 +188,9 @@ class Sampler(param.Parameterized):
     """Base class: state, seeding, evaluation accounting, step records."""
 
     registry_name = ""
+    #: What the rest of the project needs to know of this sampler (``SamplerFacts``); every registered sampler
+    #: states its own.
+    facts = SamplerFacts()
     #: Bytes per chain and site of the default ``estimated_bytes``: the state (uint8), and in the last step
     #: record its copy and the proposals a reader computes from it; subclasses add their per-site caches (8 per
     #: float64 cache).
@@ -238,6 +301,14 @@ class Sampler(param.Parameterized):
         self.log_p[rows] += log_ratio[rows]
 
     # -- exact kernel ---------------------------------------------------------------------------
+    def exact_support(self) -> tuple[np.ndarray, np.ndarray]:
+        """The states this sampler's chains move among and their log p̃, on an enumerable target: what its exact
+        transition matrix is built over (``samplers.common.exact``), π ∝ p̃ there. Default: every state of the
+        target with p̃ > 0."""
+        states, log_p = self.target.enumerate()
+        keep = np.isfinite(log_p)
+        return states[keep], log_p[keep]
+
     def transition_row(self, x: np.ndarray):
         """Exact next-state distribution from one state ``x``: ``(states (m, d), probs (m,))``."""
         raise TypeError(f"{type(self).__name__} must implement transition_row")

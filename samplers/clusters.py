@@ -41,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from samplers.base import Sampler
+from samplers.base import ExactCase, Sampler, SamplerFacts
 from samplers.common.exact import MAX_EXACT_DIM
 from targets.base import all_states
 from targets.compiled import helper
@@ -254,6 +254,9 @@ class SwendsenWang(_ClusterSampler):
     """Swendsen–Wang: bond every aligned edge with probability 1 − e^{−2βJ}, redraw every cluster's spin."""
 
     registry_name = "swendsen_wang"
+    facts = SamplerFacts(
+        exact=(ExactCase(), ExactCase(target="ising_lattice", target_params={"size": 3, "ndim": 2, "beta": 0.4})),
+        warm_up=({},), warm_up_on=("pairwise",))
 
     def _step(self):
         swendsen_wang_steps(self.states, *self._bonds(), self._seed())
@@ -271,6 +274,9 @@ class Wolff(_ClusterSampler):
     """Wolff: grow one random seed's cluster of bonded aligned spins and flip it (MH on the field's change)."""
 
     registry_name = "wolff"
+    facts = SamplerFacts(
+        exact=(ExactCase(), ExactCase(target="ising_lattice", target_params={"size": 3, "ndim": 2, "beta": 0.4})),
+        warm_up=({},), warm_up_on=("pairwise",), warm_up_transition_row=True)
 
     def _step(self):
         n = self.states.shape[0]

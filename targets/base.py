@@ -411,45 +411,54 @@ class Target(param.Parameterized):
         self._count(x.shape[0])
         return self._flip_log_ratio(x, np.asarray(idx), log_p)
 
-    def _delta_log_prob(self, x: np.ndarray) -> np.ndarray:
+    def _delta_log_prob(self, x: np.ndarray, log_p: np.ndarray | None = None) -> np.ndarray:
         n, d = x.shape
         neighbours = np.repeat(x, d, axis=0)
         neighbours[np.arange(n * d), np.tile(np.arange(d), n)] ^= 1
-        return self._log_prob(neighbours).reshape(n, d) - self._log_prob(x)[:, None]
+        known = self._log_prob(x) if log_p is None else log_p
+        return self._log_prob(neighbours).reshape(n, d) - known[:, None]
 
-    def delta_log_prob(self, x) -> np.ndarray:
-        """``(n, d)`` array of log p̃(x with bit i flipped) − log p̃(x). Costs n·d evaluations."""
+    def delta_log_prob(self, x, log_p=None) -> np.ndarray:
+        """``(n, d)`` array of log p̃(x with bit i flipped) − log p̃(x). Costs n·d evaluations.
+
+        ``log_p``: log p̃ of the rows, when the caller knows it (a sampler's cached values): the ratios are then to
+        an already known state, and a black box is asked for the n·d neighbours alone (without it, for the rows
+        too, which the count leaves out by the rule above)."""
         x = self.check_states(x)
         self._count(x.shape[0] * self.dim)
-        return self._delta_log_prob(x)
+        return self._delta_log_prob(x, None if log_p is None else np.asarray(log_p, dtype=np.float64))
 
-    def delta_after_flip(self, x: np.ndarray, delta: np.ndarray, idx: np.ndarray):
+    def delta_after_flip(self, x: np.ndarray, delta: np.ndarray, idx: np.ndarray, log_p=None):
         """Flip ratios of the states ``flip(x, idx)``, given those of ``x``.
 
         Returns ``(sites, values)``: for each row, the sites whose flip ratio
         changes and their new values (all d sites for a black-box target).
         Costs d evaluations per row here; sparse models override it.
+        ``log_p``: log p̃ of the flipped states when the caller knows it (``delta_log_prob``).
         """
-        values = self.delta_log_prob(flip(x, idx))
+        values = self.delta_log_prob(flip(x, idx), log_p)
         sites = np.tile(np.arange(self.dim, dtype=np.int64), (values.shape[0], 1))
         return sites, values
 
-    def _block_log_ratio(self, x: np.ndarray, sites: np.ndarray, values: np.ndarray) -> np.ndarray:
+    def _block_log_ratio(self, x: np.ndarray, sites: np.ndarray, values: np.ndarray,
+                         log_p: np.ndarray | None = None) -> np.ndarray:
         n, m, _ = values.shape
         states = np.repeat(x[:, None, :], m, axis=1)
         rows = np.arange(n)[:, None, None]
         states[rows, np.arange(m)[None, :, None], sites[:, None, :]] = values
-        log_p = self._log_prob(x)
-        return self._log_prob(states.reshape(n * m, -1)).reshape(n, m) - log_p[:, None]
+        known = self._log_prob(x) if log_p is None else log_p
+        return self._log_prob(states.reshape(n * m, -1)).reshape(n, m) - known[:, None]
 
-    def block_log_ratio(self, x: np.ndarray, sites: np.ndarray, values: np.ndarray) -> np.ndarray:
+    def block_log_ratio(self, x: np.ndarray, sites: np.ndarray, values: np.ndarray, log_p=None) -> np.ndarray:
         """log p̃(x with x[sites] = values[:, j]) − log p̃(x) for m patterns per row.
 
         ``sites`` is ``(n, k)`` distinct site indices per row and ``values`` is
-        ``(n, m, k)`` 0/1; returns ``(n, m)``. Costs n·m evaluations.
+        ``(n, m, k)`` 0/1; returns ``(n, m)``. Costs n·m evaluations. ``log_p``:
+        log p̃ of the rows when the caller knows it (``delta_log_prob``).
         """
         self._count(values.shape[0] * values.shape[1])
-        return self._block_log_ratio(x, sites, values.astype(np.uint8))
+        return self._block_log_ratio(x, sites, values.astype(np.uint8),
+                                     None if log_p is None else np.asarray(log_p, dtype=np.float64))
 
     def _value_and_grad(self, x: np.ndarray):
         raise TypeError(f"target {self.registry_name!r} has no differentiable extension (no gradient)")

@@ -33,8 +33,8 @@ from numba import njit
 
 from samplers.balanced.sumtree import (LogSumTree, commit_path, log_total_after, log_total_of, prefetch_path,
                                        sample_rows, tree_depth)
-from samplers.base import (Sampler, acceptance_probability, inverse_cdf, log_softmax, metropolis_accept,
-                           taylor_flip_log_ratios)
+from samplers.base import (ExactCase, Sampler, SamplerFacts, acceptance_probability, inverse_cdf, log_softmax,
+                          metropolis_accept, taylor_flip_log_ratios)
 from samplers.common.prefetch import prefetch
 from samplers.lsb.balancing import BALANCING, CODES, NO_TABLE, log_balancing, log_g_scalar
 from targets.base import flip
@@ -277,6 +277,11 @@ class LocallyBalanced(_FlipProposalSampler):
     """
 
     registry_name = "locally_balanced"
+    facts = SamplerFacts(
+        example={"balancing": "barker"},
+        exact=(*(ExactCase({"balancing": name}) for name in ("barker", "sqrt", "min", "max")),
+               ExactCase({"balancing": "sqrt"}, "boltzmann", {})),
+        warm_up=({},), warm_up_transition_row=True, inspection="single flip")
     bytes_per_site = Sampler.bytes_per_site + 8  # the flip log-ratios Δ
     record_neighbours = param.Boolean(False, doc="Put the flip ratios of all d neighbours of each chain's state "
                                                  "(computed for the proposal anyway) in every step record, so "
@@ -290,7 +295,7 @@ class LocallyBalanced(_FlipProposalSampler):
         return super().estimated_bytes(n_chains, dim, params) + LogSumTree.estimated_bytes(n_chains, dim) + neighbours
 
     def _prepare(self):
-        self._keep_flip_ratios(self.target.delta_log_prob(self.states))
+        self._keep_flip_ratios(self.target.delta_log_prob(self.states, self.log_p))
 
     def _log_proposal(self, x):
         return log_softmax(self.log_g(self.target.delta_log_prob(x)))
@@ -306,7 +311,8 @@ class LocallyBalanced(_FlipProposalSampler):
         n = self.states.shape[0]
         accepted, proposed_log_prob, old_bits = np.empty(n, dtype=bool), np.empty(n), np.empty(n, dtype=np.uint8)
         idx = self._tree.sample(self.rng)
-        sites, values = self.target.delta_after_flip(self.states, self._delta, idx)
+        flipped_log_p = self.log_p + self._delta[np.arange(n), idx]  # known: the ratios are to the current states
+        sites, values = self.target.delta_after_flip(self.states, self._delta, idx, flipped_log_p)
         locally_balanced_moves(self.states, self.log_p, self._delta, *self._tree.arrays, idx, sites, values,
                                *self._g_kernel(), np.log(self.rng.random(n)), accepted, proposed_log_prob, old_bits)
         return self._single_flip_record(idx, old_bits, accepted, proposed_log_prob)
@@ -328,6 +334,10 @@ class GibbsWithGradients(_FlipProposalSampler):
     """
 
     registry_name = "gwg"
+    facts = SamplerFacts(
+        exact=(ExactCase(), ExactCase(target="boltzmann", target_params={})),
+        # on a pairwise model GWG is the locally balanced kernel; on an RBM its compiled pass over the gradient
+        warm_up=({},), warm_up_on=("rbm",), inspection="single flip")
     bytes_per_site = Sampler.bytes_per_site + 8  # the gradient of log p̃, or on a pairwise model the flip ratios
     #: Whether steps on a pairwise model run the locally balanced kernel (a subclass that reads the gradient
     #: does not).

@@ -53,7 +53,8 @@ import param
 from numba import njit
 
 from samplers.balanced.locally_balanced import flip_log_acceptance
-from samplers.base import Sampler, acceptance_probability, metropolis_accept, taylor_flip_log_ratios
+from samplers.base import (ExactCase, Sampler, SamplerFacts, acceptance_probability, metropolis_accept,
+                          taylor_flip_log_ratios)
 from samplers.gradient.acceptance_tuning import AcceptanceTuned
 from samplers.gradient.flip_probabilities import JUMP_CHAIN_SCHEME, LANGEVIN_SCHEME, coordinate_flip_logs
 from samplers.gradient.pairwise_moves import factorised_pairwise_rows, factorised_pairwise_steps, fill_flip_caches
@@ -100,7 +101,8 @@ class LocalRatios(Sampler):
     def _value_and_log_ratios(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """log p̃(x) and the ``(n, d)`` flip log-ratios the proposal uses (counted evaluations)."""
         if self.ratios == "exact":
-            return self.target.log_prob(x), self.target.delta_log_prob(x)
+            log_p = self.target.log_prob(x)
+            return log_p, self.target.delta_log_prob(x, log_p)
         log_p, grad = self.target.value_and_grad(x)
         return log_p, taylor_flip_log_ratios(x, grad)
 
@@ -228,6 +230,11 @@ class DMALA(_FactorisedFlips):
     """Discrete Metropolis-adjusted Langevin (Zhang, Liu & Liu 2022): every bit flips with σ(log g(t_i) − 1/(2α))."""
 
     registry_name = "dmala"
+    facts = SamplerFacts(
+        example={"burn_in": 20},
+        exact=(ExactCase({"burn_in": 0, "step_size": 0.5}),
+               ExactCase({"burn_in": 0, "step_size": 3.0, "balancing": "barker", "ratios": "exact"}, "boltzmann", {})),
+        warm_up=({"ratios": "exact", "burn_in": 1},), warm_up_transition_row=True, inspection="independent flips")
     scheme = LANGEVIN_SCHEME
     step_size = param.Number(0.2, bounds=(1e-3, 1e3), doc="Step size α (the start of the tuning if burn_in > 0); "
                                                           "larger α flips more bits.")
@@ -237,6 +244,11 @@ class DLMC(_FactorisedFlips):
     """Discrete Langevin Monte Carlo (Sun et al. 2023): every bit runs its two-state jump chain for a time h."""
 
     registry_name = "dlmc"
+    facts = SamplerFacts(
+        example={"burn_in": 20},
+        exact=(ExactCase({"burn_in": 0, "step_size": 0.4}),
+               ExactCase({"burn_in": 0, "step_size": 2.0, "ratios": "gradient"}, "boltzmann", {})),
+        warm_up=({"burn_in": 0},), inspection="independent flips")
     scheme = JUMP_CHAIN_SCHEME
     ratios = param.Selector(default="exact", objects=["exact", "gradient"],
                             doc="exact flip ratios (DLMC) or their gradient estimate (DLMCf).")

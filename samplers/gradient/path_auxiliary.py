@@ -46,7 +46,7 @@ from numba import njit
 
 from samplers.balanced.locally_balanced import flip_log_acceptance
 from samplers.balanced.sumtree import LogSumTree
-from samplers.base import Sampler, acceptance_probability, inverse_cdf
+from samplers.base import ExactCase, Sampler, SamplerFacts, acceptance_probability, inverse_cdf
 from samplers.gradient.factorised import TunedLocalProposal
 from samplers.gradient.pairwise_moves import path_auxiliary_pairwise_rows, path_auxiliary_pairwise_steps
 from samplers.lsb.balancing import CODES
@@ -100,6 +100,12 @@ class PathAuxiliary(TunedLocalProposal):
     """PAS: L locally balanced flips along a path, accepted with the exact reverse-path probability."""
 
     registry_name = "pas"
+    facts = SamplerFacts(
+        example={"path_length": 3, "burn_in": 20},
+        exact=(ExactCase({"burn_in": 0, "path_length": 2}),
+               ExactCase({"burn_in": 0, "path_length": 3, "ratios": "exact", "balancing": "min"}, "boltzmann", {})),
+        warm_up=({"ratios": "exact", "path_length": 2, "burn_in": 0},), warm_up_transition_row=True,
+        inspection="path")
     bytes_per_site = Sampler.bytes_per_site + 8  # the flip log-ratios of the states
     tuned_parameter = "path_length"
     tuned_on_log = False

@@ -100,7 +100,7 @@ import param
 from numba import njit, vectorize
 
 from samplers.balanced.sumtree import LogSumTree, log_total_of, sample_rows, set_leaf
-from samplers.base import acceptance_probability, metropolis_accept, sample_categorical
+from samplers.base import ExactCase, SamplerFacts, acceptance_probability, metropolis_accept, sample_categorical
 from samplers.common.adaptive import Adaptive
 from samplers.common.history import BoundedHistory
 from samplers.intracluster.fixed_distance import FixedDistanceSampler
@@ -352,13 +352,14 @@ class _Walks:
     changed (a no-op for the dense backend).
     """
 
-    def __init__(self, target, states: np.ndarray, reference: np.ndarray, gamma: float):
+    def __init__(self, target, states: np.ndarray, log_p: np.ndarray, reference: np.ndarray, gamma: float):
         self.target = target
         self.states = states
         self.reference = reference
         self.dim = states.shape[1]
         self.gamma = np.full(states.shape[0], float(gamma))
-        self.delta = target.delta_log_prob(states)
+        self.delta = target.delta_log_prob(states, log_p)
+        self.log_p_now = np.array(log_p, dtype=np.float64)  # each chain's log p̃ as it walks (``begin``)
         self.barred = np.zeros(states.shape, dtype=bool)
         # Flat views (never copies: the walks write through them into the chains' states).
         self._bits, self._ratios, self._bars = (np.reshape(a, -1, copy=False)
@@ -379,11 +380,17 @@ class _Walks:
         """
         everyone = rows.size == self.states.shape[0]
         x, delta = (self.states, self.delta) if everyone else (self.states[rows], self.delta[rows])
-        sites, after = self.target.delta_after_flip(x, delta, idx)
+        self.log_p_now[rows] += self._ratios[self.keys(rows, idx)]
+        sites, after = self.target.delta_after_flip(x, delta, idx, self.log_p_now[rows])
         keys = self.keys(rows[:, None], sites)
         before = self._ratios[keys]
         self._write(keys, after, self.keys(rows, idx))
         return sites, before, after
+
+    def begin(self, log_p: np.ndarray) -> None:
+        """A move starts from states of log p̃ ``log_p``: each flip then knows the log p̃ of the state it reaches
+        (the ratios after it are to a known state: a black box is asked for the neighbours alone)."""
+        self.log_p_now[:] = log_p
 
     def undo(self, rows, idx, sites, before) -> None:
         """Undo one logged step of the chains ``rows`` (refreshed): no evaluation."""
@@ -461,8 +468,8 @@ class _TreeWalks(_Walks):
     (``refresh_walk_leaves``) refreshes both trees of every changed bit.
     """
 
-    def __init__(self, target, states, reference, gamma):
-        super().__init__(target, states, reference, gamma)
+    def __init__(self, target, states, log_p, reference, gamma):
+        super().__init__(target, states, log_p, reference, gamma)
         self.trees = LogSumTree(self._all_leaves())
 
     @property
@@ -543,6 +550,12 @@ class Intracluster(Adaptive, FixedDistanceSampler):
     """
 
     registry_name = "intracluster"
+    facts = SamplerFacts(
+        example={"n_active": 18, "walk_length": (1, 3), "gamma": 0.5},
+        exact=(ExactCase({"n_active": 3, "walk_length": (1, 2), "gamma": 0.5}),
+               ExactCase({"n_active": 3, "walk_length": 2, "gamma": 1.0, "order": "random", "reflip": True},
+                         "boltzmann", {})),
+        warm_up=({"backend": "dense"}, {"backend": "tree"}), inspection="walk")
     bytes_per_site = FixedDistanceSampler.bytes_per_site + 9  # the walks' flip log-ratios Δ and barred bits
     walk_length = param.Parameter(1, doc="Walk length k, or (k_min, k_max) to draw k uniformly per move and chain; "
                                          "1 ≤ k ≤ min(n, d − n).")
@@ -602,7 +615,7 @@ class Intracluster(Adaptive, FixedDistanceSampler):
         walks = _TreeWalks if self._backend == "tree" else _DenseWalks
         # The kernel's γ and (k_min, k_max): the requested ones, the tuned ones once frozen.
         self._gamma, self._lengths = float(self.gamma), walk_length_range(self.walk_length, self._limit)
-        self._walks = walks(self.target, self.states, self.reference_state, self._gamma)
+        self._walks = walks(self.target, self.states, self.log_p, self.reference_state, self._gamma)
         self._everyone = np.arange(self.n_chains)
         self.last_walk: WalkRecord | None = None
         self.adaptation = (WalkAdaptation(self._gamma, self._lengths, self._limit, self.target_acceptance,
@@ -686,6 +699,7 @@ class Intracluster(Adaptive, FixedDistanceSampler):
         F_t excludes σ: σ is barred at the bridge point s_k.
         """
         walks, log, reflip = self._walks, _MoveLog.empty(k, toward_first), self.reflip
+        walks.begin(self.log_p)
         bridges = {} if reflip else {int(length): np.flatnonzero(k == length) for length in np.unique(k)}
         length, shortest = 2 * k, 2 * int(k.min())
         for t in range(1, log.path.shape[0] + 1):

@@ -21,7 +21,7 @@ import numpy as np
 import param
 from numba import njit
 
-from samplers.base import Sampler, log_softmax, sample_categorical
+from samplers.base import ExactCase, Sampler, SamplerFacts, log_softmax, sample_categorical
 from targets.base import all_states
 
 
@@ -65,6 +65,9 @@ class BlockGibbs(Sampler):
     """Gibbs sampler on a random block of ``block_size`` sites (all 2^k configurations)."""
 
     registry_name = "block_gibbs"
+    facts = SamplerFacts(example={"block_size": 2},
+                         exact=(ExactCase({"block_size": 2}), ExactCase({"block_size": 3}, "boltzmann", {})),
+                         warm_up=({"block_size": 2},), inspection="block")
     block_size = param.Integer(2, bounds=(1, 12), doc="Block size k (2^k configurations scored per step).")
 
     #: Number of auxiliary choices a block move draws uniformly before scoring its
@@ -100,7 +103,7 @@ class BlockGibbs(Sampler):
         sites = random_blocks(self.rng, n, d, self.block_size)
         aux = self.rng.integers(0, self.n_auxiliary, size=n)
         values = self._block_values(self.states[rows[:, None], sites], aux)
-        log_ratio = self.target.block_log_ratio(self.states, sites, values)
+        log_ratio = self.target.block_log_ratio(self.states, sites, values, self.log_p)
         choice = sample_categorical(log_ratio, self.rng)
         new_values = values[rows, choice]
         accepted = (self.states[rows[:, None], sites] != new_values).any(axis=1)

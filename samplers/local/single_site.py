@@ -27,7 +27,7 @@ import numpy as np
 import param
 from numba import njit
 
-from samplers.base import Sampler
+from samplers.base import ExactCase, Sampler, SamplerFacts
 from samplers.lsb.balancing import CODES, NO_TABLE, log_g_array, log_g_scalar
 from targets.base import flip
 
@@ -84,6 +84,8 @@ class Metropolis(_SingleSiteFlip):
     """Uniform single-bit-flip Metropolis–Hastings: a(t) = min(1, t)."""
 
     registry_name = "metropolis"
+    facts = SamplerFacts(exact=(ExactCase(), ExactCase(target="boltzmann", target_params={})),
+                         warm_up=({},), inspection="single flip")
     acceptance = "min"
 
 
@@ -91,6 +93,10 @@ class Gibbs(_SingleSiteFlip):
     """Single-site Gibbs sampler, random or systematic scan: a(t) = t/(1+t)."""
 
     registry_name = "gibbs"
+    facts = SamplerFacts(
+        # one systematic-scan update flips one given site, reducible on its own (its sweep is exact: the tests)
+        exact=(ExactCase({"scan": "random"}), ExactCase({"scan": "random"}, "boltzmann", {})),
+        inspection="single flip")
     acceptance = "barker"
     scan = param.Selector(default="random", objects=["random", "systematic"],
                           doc="Random scan (a uniform site each step) or systematic scan (sites 0, 1, …, d−1 in turn).")
