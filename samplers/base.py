@@ -121,6 +121,25 @@ class SamplerFacts:
         object.__setattr__(self, "warm_up", tuple(_frozen(params) for params in self.warm_up))
 
 
+class Move(NamedTuple):
+    """What a kernel's ``_step`` returns: the move it proposed to every chain and what became of it. The kernel has
+    already updated ``states`` and ``log_p`` in place (and counted its evaluations on the target); ``step()``
+    completes this into the ``StepRecord``.
+
+    ``proposed_sites`` (``(n_chains, k)`` int) are the sites each chain's proposal set, to ``proposed_values``
+    (``(n_chains, k)`` uint8; a proposal that changes fewer sites repeats one, or sets a site to its own value),
+    so that the proposal is the state before the step with those sites set (``StepRecord.proposed``);
+    ``proposed_log_prob`` is its log p̃; ``accepted`` (bool) whether the chain moved to it. ``extra_states`` and
+    ``extra_log_prob``: further states the step scored, for OPAD+ (``StepRecord``)."""
+
+    accepted: np.ndarray
+    proposed_sites: np.ndarray
+    proposed_values: np.ndarray
+    proposed_log_prob: np.ndarray
+    extra_states: np.ndarray | None = None
+    extra_log_prob: np.ndarray | None = None
+
+
 def sample_categorical(log_weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One index per row drawn with probability ∝ exp(log_weights) (inverse-CDF)."""
     return sample_weighted(np.exp(log_weights - log_weights.max(axis=1, keepdims=True)), rng)
@@ -253,7 +272,8 @@ class Sampler(param.Parameterized):
         self.n_evals += self.target.n_evals - before
 
     # -- stepping ---------------------------------------------------------------------------
-    def _step(self) -> dict:
+    def _step(self) -> Move:
+        """Advance every chain by one move of this kernel (states and log p̃ in place) and say what it proposed."""
         raise TypeError(f"{type(self).__name__} must implement _step")
 
     def step(self, record: bool = True) -> StepRecord | None:
@@ -269,7 +289,7 @@ class Sampler(param.Parameterized):
         moved = self._step()
         self.n_evals += self.target.n_evals - before
         self.n_steps += 1
-        self.last_accepted = moved["accepted"]
+        self.last_accepted = moved.accepted
         if not record:
             return None
         return StepRecord(
@@ -280,15 +300,16 @@ class Sampler(param.Parameterized):
             start_states=start[0],
             start_log_prob=start[1],
             scored_log_ratio=scored,
-            **moved,
+            **moved._asdict(),
         )
 
     def _scored_neighbourhood(self) -> np.ndarray | None:
         """Flip log-ratios of all neighbours of the current states, if the sampler scored and records them."""
         return None
 
-    def _single_flip_record(self, idx, old_bits, accepted, proposed_log_prob) -> dict:
-        return dict(
+    def _single_flip_record(self, idx, old_bits, accepted, proposed_log_prob) -> Move:
+        """The ``Move`` of single flips: each chain proposed flipping site ``idx`` (whose value was ``old_bits``)."""
+        return Move(
             accepted=accepted,
             proposed_sites=idx[:, None],
             proposed_values=(1 - old_bits)[:, None].astype(np.uint8),
@@ -299,6 +320,14 @@ class Sampler(param.Parameterized):
         rows = np.flatnonzero(accepted)
         self.states[rows, idx[rows]] ^= 1
         self.log_p[rows] += log_ratio[rows]
+
+    # -- the inspector -------------------------------------------------------------------------
+    def describe_move(self, x: np.ndarray, proposal: np.ndarray, record: StepRecord, chain: int, common: dict):
+        """This kernel's account of the move of ``chain`` from ``x`` to ``proposal`` recorded in ``record``, for
+        the inspector (``samplers.diagnostics.inspection.inspect_move``): a ``ProposalInspection`` of its kind
+        (``facts.inspection``) built on ``common`` (what every move has: step, state, sites, outcome, log-ratios),
+        recomputed from the kernel's own proposal functions; None when the kernel tells no more than ``common``."""
+        return None
 
     # -- exact kernel ---------------------------------------------------------------------------
     def exact_support(self) -> tuple[np.ndarray, np.ndarray]:

@@ -41,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from samplers.base import ExactCase, Sampler, SamplerFacts
+from samplers.base import ExactCase, Move, Sampler, SamplerFacts
 from samplers.common.exact import MAX_EXACT_DIM
 from targets.base import all_states
 from targets.compiled import helper
@@ -262,7 +262,7 @@ class SwendsenWang(_ClusterSampler):
         swendsen_wang_steps(self.states, *self._bonds(), self._seed())
         self.log_p = self.target.log_prob(self.states)
         n = self.states.shape[0]
-        return dict(accepted=np.ones(n, dtype=bool), proposed_sites=np.broadcast_to(np.arange(self.target.dim),
+        return Move(accepted=np.ones(n, dtype=bool), proposed_sites=np.broadcast_to(np.arange(self.target.dim),
                                                                                      self.states.shape),
                     proposed_values=self.states.copy(), proposed_log_prob=self.log_p.copy())
 
@@ -287,7 +287,7 @@ class Wolff(_ClusterSampler):
         wolff_steps(self.states, nbr, w, field, beta, self._seed(), proposals, accepted, self.last_cluster_sizes)
         proposed_log_prob = self.target.log_prob(proposals)
         self.log_p[accepted] = proposed_log_prob[accepted]
-        return dict(accepted=accepted, proposed_sites=np.broadcast_to(np.arange(self.target.dim), proposals.shape),
+        return Move(accepted=accepted, proposed_sites=np.broadcast_to(np.arange(self.target.dim), proposals.shape),
                     proposed_values=proposals, proposed_log_prob=proposed_log_prob)
 
     def transition_row(self, x):

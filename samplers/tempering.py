@@ -40,7 +40,7 @@ import itertools
 import numpy as np
 import param
 
-from samplers.base import ExactCase, Sampler, SamplerFacts, acceptance_probability, metropolis_accept
+from samplers.base import ExactCase, Move, Sampler, SamplerFacts, acceptance_probability, metropolis_accept
 from samplers.registry import SAMPLERS
 from targets.tempered import Tempered
 
@@ -145,7 +145,7 @@ class ParallelTempering(Sampler):
             extra = dict(extra_states=np.stack([replica.states for replica in hot], axis=1),
                          extra_log_prob=np.stack([replica.log_p / beta for replica, beta in zip(hot, self.betas[1:])],
                                                  axis=1))
-        return dict(accepted=cold.accepted, proposed_sites=np.broadcast_to(np.arange(self.target.dim),
+        return Move(accepted=cold.accepted, proposed_sites=np.broadcast_to(np.arange(self.target.dim),
                                                                             cold.states.shape),
                     proposed_values=cold.proposed, proposed_log_prob=cold.proposed_log_prob, **extra)
 

@@ -11,7 +11,7 @@ import pytest
 
 import samplers
 import targets
-from samplers.base import ExactCase, Sampler, SamplerFacts, metropolis_accept
+from samplers.base import ExactCase, Move, Sampler, SamplerFacts, metropolis_accept
 from samplers.diagnostics.inspection import inspect_move
 from tests.conformance import (assert_counts_every_evaluation, assert_exact_kernel, assert_long_run_marginals, build,
                                counting_black_box, exact_target)
@@ -84,8 +84,8 @@ class PairFlips(Sampler):
         proposed_log_prob = self.target.log_prob(proposed)
         accepted = metropolis_accept(proposed_log_prob - self.log_p, self.rng)
         self.states[accepted], self.log_p[accepted] = proposed[accepted], proposed_log_prob[accepted]
-        return dict(accepted=accepted, proposed_sites=pairs, proposed_values=proposed[np.arange(self.n_chains)[:, None],
-                    pairs], proposed_log_prob=proposed_log_prob)
+        return Move(accepted=accepted, proposed_sites=pairs,
+                    proposed_values=proposed[np.arange(self.n_chains)[:, None], pairs], proposed_log_prob=proposed_log_prob)
 
     def transition_row(self, x):
         pairs = self._pairs()

@@ -27,6 +27,8 @@ and drawing j is O(log d), so a step costs O(1) evaluations on a lattice.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import param
 from numba import njit
@@ -36,6 +38,7 @@ from samplers.balanced.sumtree import (LogSumTree, commit_path, log_total_after,
 from samplers.base import (ExactCase, Sampler, SamplerFacts, acceptance_probability, inverse_cdf, log_softmax,
                           metropolis_accept, taylor_flip_log_ratios)
 from samplers.common.prefetch import prefetch
+from samplers.diagnostics.inspection import ProposalInspection
 from samplers.lsb.balancing import BALANCING, CODES, NO_TABLE, log_balancing, log_g_scalar
 from targets.base import flip
 from targets.compiled import helper
@@ -265,6 +268,18 @@ class _FlipProposalSampler(Sampler):
         log_alpha = flip_log_acceptance(log_ratio, log_q, log_q_back)
         return self._with_stay(x, neighbours, np.exp(log_q) * acceptance_probability(log_alpha))
 
+    def describe_move(self, x, proposal, record, chain, common):
+        """A single flip drawn from Q(x^(j) | x) = g(t_j)/Z, accepted by MH on Q(x | x^(j))/Q(x^(j) | x)."""
+        if common["proposed_sites"].size != 1:
+            return None
+        site = common["proposed_sites"][0]
+        log_q = self._log_proposal(x[None])[0]
+        log_q_reverse = float(self._log_proposal(proposal[None])[0][site])
+        log_alpha = flip_log_acceptance(common["log_target_ratio"], log_q[site], log_q_reverse)
+        return ProposalInspection(kind="single flip", log_q=log_q, log_q_forward=float(log_q[site]),
+                                  log_q_reverse=log_q_reverse,
+                                  acceptance=float(acceptance_probability(np.array([log_alpha]))[0]), **common)
+
 
 class LocallyBalanced(_FlipProposalSampler):
     """Zanella's locally balanced single-flip proposal with exact flip ratios and MH correction.
@@ -393,3 +408,9 @@ class GibbsWithGradients(_FlipProposalSampler):
         if not self._compiled_pairwise():
             return super().transition_row(x)
         return self._tree_transition_row(x, taylor_flip_log_ratios(x[None, :], self.target.grad_log_prob(x[None, :])))
+
+    def describe_move(self, x, proposal, record, chain, common):
+        """The single flip, with the gradient's Taylor estimates of the flip ratios the proposal was built on."""
+        described = super().describe_move(x, proposal, record, chain, common)
+        return None if described is None else replace(
+            described, estimated_log_ratio=taylor_flip_log_ratios(x[None], self.target.grad_log_prob(x[None]))[0])

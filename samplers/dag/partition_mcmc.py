@@ -85,7 +85,7 @@ import itertools
 import numpy as np
 import param
 
-from samplers.base import ExactCase, SamplerFacts, acceptance_probability, metropolis_accept, sample_weighted
+from samplers.base import ExactCase, Move, SamplerFacts, acceptance_probability, metropolis_accept, sample_weighted
 from samplers.dag.structure_mcmc import DagSampler, nodes_of
 
 
@@ -382,7 +382,7 @@ class PartitionMCMC(DagSampler):
         self.states[rejected] = self._draw_dags(self.family_weights(self.partitions[rejected])[1])
         self.log_p[rejected] = self.target.log_prob(self.states[rejected])
         sites = np.broadcast_to(np.arange(self.target.dim), proposed.shape)
-        return dict(accepted=accepted, proposed_sites=sites, proposed_values=proposed,
+        return Move(accepted=accepted, proposed_sites=sites, proposed_values=proposed,
                     proposed_log_prob=proposed_log_p)
 
     def transition_row(self, x):

@@ -50,7 +50,8 @@ from __future__ import annotations
 import numpy as np
 import param
 
-from samplers.base import ExactCase, Sampler, SamplerFacts, acceptance_probability, metropolis_accept, sample_weighted
+from samplers.base import (ExactCase, Move, Sampler, SamplerFacts, acceptance_probability, metropolis_accept,
+                          sample_weighted)
 from targets.dag import DagStructure
 
 
@@ -187,7 +188,7 @@ class StructureMCMC(DagSampler):
         self.states[accepted] = proposals[accepted]
         self.log_p[accepted] = proposed_log_p[accepted]
         self._moves[accepted] = moves[accepted]
-        return dict(accepted=accepted, proposed_sites=sites, proposed_values=values,
+        return Move(accepted=accepted, proposed_sites=sites, proposed_values=values,
                     proposed_log_prob=proposed_log_p)
 
     def transition_row(self, x):

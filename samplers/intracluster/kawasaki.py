@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from samplers.base import ExactCase, SamplerFacts, acceptance_probability, metropolis_accept
+from samplers.base import ExactCase, Move, SamplerFacts, acceptance_probability, metropolis_accept
 from samplers.intracluster.fixed_distance import FixedDistanceSampler
 
 
@@ -62,7 +62,7 @@ class Kawasaki(FixedDistanceSampler):
         self._agreeing[kept, slot_j[kept]] = sites[kept, 0]
         proposed_log_prob = self.log_p + log_ratio
         self.log_p[kept] = proposed_log_prob[kept]
-        return dict(accepted=accepted, proposed_sites=sites, proposed_values=values,
+        return Move(accepted=accepted, proposed_sites=sites, proposed_values=values,
                     proposed_log_prob=proposed_log_prob)
 
     def transition_row(self, x):

@@ -100,9 +100,10 @@ import param
 from numba import njit, vectorize
 
 from samplers.balanced.sumtree import LogSumTree, log_total_of, sample_rows, set_leaf
-from samplers.base import ExactCase, SamplerFacts, acceptance_probability, metropolis_accept, sample_categorical
+from samplers.base import ExactCase, Move, SamplerFacts, acceptance_probability, metropolis_accept, sample_categorical
 from samplers.common.adaptive import Adaptive
 from samplers.common.history import BoundedHistory
+from samplers.diagnostics.inspection import ProposalInspection
 from samplers.intracluster.fixed_distance import FixedDistanceSampler
 from samplers.intracluster.walk_adaptation import HISTORY_COLUMNS, WalkAdaptation
 from targets.base import flip
@@ -685,7 +686,7 @@ class Intracluster(Adaptive, FixedDistanceSampler):
         self._finish(log, accepted, rho)
         self.log_p[accepted] = proposed_log_p[accepted]
         self.last_walk = WalkRecord(path, path_log_p, length, log_alpha, log_forward, log_reverse)
-        return dict(accepted=accepted, proposed_sites=sites, proposed_values=values, proposed_log_prob=proposed_log_p)
+        return Move(accepted=accepted, proposed_sites=sites, proposed_values=values, proposed_log_prob=proposed_log_p)
 
     def _active(self, t: int, last: np.ndarray, shortest: int) -> np.ndarray:
         """The chains whose move has a step t (t ≤ last_c; ``shortest`` = min last)."""
@@ -788,3 +789,15 @@ class Intracluster(Adaptive, FixedDistanceSampler):
             finals.append(states)
             probs.append(weight * np.exp(log_forward) * acceptance_probability(log_alpha))
         return self._with_stay(x, np.vstack(finals), np.concatenate(probs))
+
+    def describe_move(self, x, proposal, record, chain, common):
+        """The last move's walk (kept in ``last_walk``): its 2k flips in order, log f of the forward and reverse
+        paths (Eq. 3) and Eq. 6's acceptance; None for an earlier step's record."""
+        walk = self.last_walk
+        if walk is None or record.step != self.n_steps:
+            return None
+        return ProposalInspection(kind="walk", path=walk.sites[chain, :walk.length[chain]],
+                                  log_q_forward=float(walk.log_forward[chain]),
+                                  log_q_reverse=float(walk.log_reverse[chain]),
+                                  acceptance=float(acceptance_probability(walk.log_acceptance[chain:chain + 1])[0]),
+                                  **common)

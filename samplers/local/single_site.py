@@ -28,6 +28,7 @@ import param
 from numba import njit
 
 from samplers.base import ExactCase, Sampler, SamplerFacts
+from samplers.diagnostics.inspection import ProposalInspection
 from samplers.lsb.balancing import CODES, NO_TABLE, log_g_array, log_g_scalar
 from targets.base import flip
 
@@ -78,6 +79,18 @@ class _SingleSiteFlip(Sampler):
         log_ratio = self.target.flip_log_ratio(batch, sites, self.target.log_prob(batch))
         acceptance = np.exp(log_g_array(log_ratio, CODES[self.acceptance]))
         return self._with_stay(x, flip(batch, sites), acceptance / sites.size)
+
+    def describe_move(self, x, proposal, record, chain, common):
+        """A single flip: the site drawn uniformly among the candidates, accepted with a(t) = g(t)."""
+        if common["proposed_sites"].size != 1:
+            return None
+        candidates = self._candidate_sites()
+        log_q = np.full(x.size, -np.inf)
+        log_q[candidates] = -np.log(candidates.size)
+        site = common["proposed_sites"][0]
+        acceptance = np.exp(log_g_array(np.array([common["log_target_ratio"]]), CODES[self.acceptance]))[0]
+        return ProposalInspection(kind="single flip", log_q=log_q, log_q_forward=float(log_q[site]),
+                                  log_q_reverse=float(log_q[site]), acceptance=float(acceptance), **common)
 
 
 class Metropolis(_SingleSiteFlip):

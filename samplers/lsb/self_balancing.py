@@ -208,8 +208,8 @@ class _SelfBalancing(Adaptive, param.Parameterized):
         self._apply_flips(proposed, accepted, log_t)
         record = self._single_flip_record(proposed, old_bits, accepted, proposal_log_p)
         if explore.any():  # the chain stayed; its proposal this step is itself
-            record["proposed_values"][explore, 0] = old_bits[explore]
-            record["proposed_log_prob"][explore] = self.log_p[explore]
+            record.proposed_values[explore, 0] = old_bits[explore]
+            record.proposed_log_prob[explore] = self.log_p[explore]
         return record
 
 
