@@ -35,7 +35,8 @@ from pathlib import Path
 from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
-from .spec import Sweep, Task
+from .perform import perform
+from .spec import RunSpec, Sweep, Task
 from .store import ResultStore
 
 #: Dask settings of the local clusters started here: the workers' statistical profiler off and their periodic
@@ -115,8 +116,9 @@ def run_sweep(sweep: Sweep, results: str | os.PathLike | None = None, workers: i
 
 
 def perform_task(task: Task, sweep_seed: int) -> dict:
-    """What a worker runs: ``task.perform(sweep_seed)``."""
-    return task.perform(sweep_seed)
+    """What a worker runs: a ``RunSpec`` by ``sweeps.perform`` (a configuration is data), any other task by its
+    own ``perform(sweep_seed)``."""
+    return perform(task, sweep_seed) if isinstance(task, RunSpec) else task.perform(sweep_seed)
 
 
 def local_cluster(workers: int | None = None):
