@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 import param
 from numba import njit
 
@@ -124,20 +125,21 @@ class SamplerFacts:
 class Move(NamedTuple):
     """What a kernel's ``_step`` returns: the move it proposed to every chain and what became of it. The kernel has
     already updated ``states`` and ``log_p`` in place (and counted its evaluations on the target); ``step()``
-    completes this into the ``StepRecord``.
+    completes this into the ``StepRecord``. The proposal is the state before the step with ``proposed_sites`` set
+    to ``proposed_values`` (``StepRecord.proposed``)."""
 
-    ``proposed_sites`` (``(n_chains, k)`` int) are the sites each chain's proposal set, to ``proposed_values``
-    (``(n_chains, k)`` uint8; a proposal that changes fewer sites repeats one, or sets a site to its own value),
-    so that the proposal is the state before the step with those sites set (``StepRecord.proposed``);
-    ``proposed_log_prob`` is its log p̃; ``accepted`` (bool) whether the chain moved to it. ``extra_states`` and
-    ``extra_log_prob``: further states the step scored, for OPAD+ (``StepRecord``)."""
-
-    accepted: np.ndarray
-    proposed_sites: np.ndarray
-    proposed_values: np.ndarray
-    proposed_log_prob: np.ndarray
-    extra_states: np.ndarray | None = None
-    extra_log_prob: np.ndarray | None = None
+    #: ``(n_chains,)``: whether each chain moved to its proposal.
+    accepted: npt.NDArray[np.bool_]
+    #: ``(n_chains, k)``: the sites each proposal sets (one that changes fewer repeats a site, or sets a site to
+    #: its own value).
+    proposed_sites: npt.NDArray[np.integer]
+    #: ``(n_chains, k)``: the values it sets them to.
+    proposed_values: npt.NDArray[np.uint8]
+    #: ``(n_chains,)``: log p̃ of each proposal.
+    proposed_log_prob: npt.NDArray[np.float64]
+    #: Further states the step scored, ``(n_chains, m, d)``, and their log p̃, for OPAD+ (``StepRecord``); else None.
+    extra_states: npt.NDArray[np.uint8] | None = None
+    extra_log_prob: npt.NDArray[np.float64] | None = None
 
 
 def sample_categorical(log_weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:

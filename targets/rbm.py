@@ -33,7 +33,8 @@ import numpy as np
 import param
 from scipy.special import expit, logsumexp, softmax
 
-from .base import ImageAxes, ImagePart, Target, TargetSize, all_states, array_shape, stored_bytes
+from .base import Target, TargetSize, all_states, array_shape, stored_bytes
+from .picture import ImageAxes, ImagePart
 
 #: The model shipped with the explorer: 16 hidden units trained on binarised 8×8 digits.
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "assets" / "rbm_digits.npz"

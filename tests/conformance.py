@@ -45,17 +45,23 @@ def second_eigenvalue_modulus(kernel: np.ndarray) -> float:
     return float(moduli[1]) if moduli.size > 1 else 0.0
 
 
-def assert_exact_kernel(sampler: samplers.Sampler, reversible: bool) -> None:
-    """π-invariant, reversible if claimed, irreducible and aperiodic on the sampler's support (module docstring)."""
-    states, log_p = sampler.exact_support()
-    pi = np.exp(log_p - logsumexp(log_p))
-    kernel = transition_matrix(sampler, states)
+def assert_invariant(kernel: np.ndarray, pi: np.ndarray, reversible: bool = True) -> None:
+    """The matrix ``kernel`` is stochastic and leaves ``pi`` invariant (π T = π to 1e-10), and satisfies detailed
+    balance π_x T_xy = π_y T_yx when ``reversible``: the one statement of exactness every test makes."""
     assert kernel.min() >= -1e-15, "a transition probability is negative"
     np.testing.assert_allclose(kernel.sum(axis=1), 1.0, atol=1e-12, err_msg="a row does not sum to one")
     np.testing.assert_allclose(pi @ kernel, pi, atol=1e-10, rtol=0, err_msg="π T ≠ π: π is not invariant")
     if reversible:
         flow = pi[:, None] * kernel
         np.testing.assert_allclose(flow, flow.T, atol=1e-10, rtol=0, err_msg="detailed balance fails")
+
+
+def assert_exact_kernel(sampler: samplers.Sampler, reversible: bool) -> None:
+    """π-invariant, reversible if claimed, irreducible and aperiodic on the sampler's support (module docstring)."""
+    states, log_p = sampler.exact_support()
+    pi = np.exp(log_p - logsumexp(log_p))
+    kernel = transition_matrix(sampler, states)
+    assert_invariant(kernel, pi, reversible)
     slem = second_eigenvalue_modulus(kernel)
     assert slem < 1 - SLEM_MARGIN, (
         f"the kernel is reducible or periodic on its {len(states)} states (second-largest eigenvalue modulus "

@@ -32,7 +32,8 @@ from engine.config import MAX_CONFIG_BYTES, RunConfig
 from engine.engine import Engine
 from engine.export import run_record_json, trace_csv
 from engine.presets import load_presets
-from engine.session import CpuShare, RunSession, diagnostics
+from engine.pacing import CpuShare
+from engine.session import RunSession, diagnostics
 from engine.snapshot import Display, Snapshot, Status
 from engine.uploads import MAX_UPLOAD_BYTES, parse_upload
 from tests.tiny import TINY_UAI
