@@ -1,14 +1,19 @@
 """The sampler contract: a batch of chains advanced by one vectorised ``step()``.
 
 Every sampler holds ``n_chains`` states (an ``(n_chains, dim)`` uint8 array),
-their log p̃, and a seeded ``numpy.random.Generator``. ``step()`` returns a
+their log p̃, and a seeded ``numpy.random.Generator``. A kernel implements
+``_step()``, which moves every chain in place and returns a ``Move`` (what it
+proposed and what became of it); ``step()`` completes that into a
 ``StepRecord`` with the new states, the proposals and their log p̃ (already
 computed by the move, so OPAD+ costs no extra evaluation) and the cumulative
-number of target evaluations this sampler made (see ``targets.base``).
+number of target evaluations this sampler made (see ``targets.counting``).
 
 For the exactness harness every sampler also gives ``transition_row(x)``: the
 exact distribution of the next state from a single state x, computed from the
-same proposal and acceptance functions that ``step()`` samples from.
+same proposal and acceptance functions that ``step()`` samples from, over the
+states its chains move among (``exact_support``). A kernel describes its own
+move for the inspector (``describe_move``), and states on its class what the
+rest of the project needs to know of it (``facts``: ``SamplerFacts``).
 """
 
 from __future__ import annotations
