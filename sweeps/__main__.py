@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 from .bake_off.phases import AXES
@@ -37,8 +36,8 @@ def bakeoff_arguments(argv: list[str]) -> argparse.Namespace:
                                                 "(default: %(default)s)")
     add("--seed", type=int, default=0, help="seed of the sweep: every run's stream comes from it and the run's hash "
                                             "(default: %(default)s)")
-    add("--workers", type=int, default=os.cpu_count() or 1, help="worker processes of a local Dask cluster (0: run "
-                                                                "here, one run after the other; default: %(default)s)")
+    add("--workers", type=int, default=0, help="worker processes of a local Dask cluster (0: run here, one run after "
+                                               "the other; default: %(default)s)")
     add("--scheduler", default="", help="address of an existing Dask scheduler, e.g. tcp://host:8786 (then "
                                         "--workers is ignored)")
     add("--results", default="", help="directory of the stored runs (default: benchmarks/results); stored runs are "
