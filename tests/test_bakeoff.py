@@ -18,6 +18,7 @@ import pytest
 
 import samplers
 import targets
+from dashboard import bakeoff_page
 from samplers.common.exact import integrated_time, stationary_distribution, transition_matrix
 from sweeps import bakeoff
 from sweeps.__main__ import main
@@ -61,7 +62,8 @@ def test_bakeoff_on_every_sampler_ranks_skips_and_streams(tmp_path):
     for efficient, accepting in zip(*(sorted(result.runs[f"dmala ({way}-tuned)"], key=lambda run: run.replicate)
                                       for way in ("efficiency", "acceptance"))):
         assert efficient.acceptance_kernel == accepting.kernel  # both variants share the acceptance tuning
-    page = result.save(tmp_path / "report")
+    assert result.save(tmp_path / "report").read_text().startswith("Bake-off on ")
+    page = bakeoff_page.save(result, tmp_path / "report")
     assert page.exists() and "tuning curves" in page.read_text()
     # DLMC's exact ratios cost 1 + d evaluations a chain: its half of the tuning budget pays no three pilots
     assert "dlmc (efficiency-tuned): " in said and "no efficiency search" in said
@@ -166,11 +168,17 @@ def test_the_efficiency_search_never_spends_more_than_its_half():
 def test_the_command_line_runs_end_to_end(tmp_path, capsys):
     uai = tmp_path / "tiny.uai"
     uai.write_text(TINY_UAI)
-    main(["bakeoff", "--target", str(uai), "--samplers", "metropolis,gibbs", "--budget", "400", "--chains", "3",
-          "--workers", "0", "--results", str(tmp_path / "runs"), "--report", str(tmp_path / "report")])
+    options = ["--target", str(uai), "--samplers", "metropolis,gibbs", "--budget", "400", "--chains", "3",
+               "--workers", "0", "--results", str(tmp_path / "runs"), "--report", str(tmp_path / "report")]
+    main(["bakeoff", *options])
     out = capsys.readouterr().out
     assert "| 1 |" in out and ("wins" in out or "tie:" in out or "no winner:" in out)
-    assert (tmp_path / "report" / "bakeoff.html").exists() and (tmp_path / "report" / "bakeoff.md").exists()
+    assert (tmp_path / "report" / "bakeoff.md").exists() and not (tmp_path / "report" / "bakeoff.html").exists()
+    stored = sorted((tmp_path / "runs").rglob("*"))
+    bakeoff_page.main(options)  # the page's command: the same runs, read from the store, and their figures
+    assert sorted((tmp_path / "runs").rglob("*")) == stored
+    assert out.split("written:")[0] == capsys.readouterr().out.split("written:")[0]
+    assert (tmp_path / "report" / "bakeoff.html").exists()
 
 
 def measured(sampler: str, rates, variant: str = "own", problems=()) -> list:
