@@ -1,7 +1,7 @@
-"""The dashboard: headless run models (``config``, ``run_model``, ``buffer``, …) and Panel views.
+"""The page floor: the explorer (Panel), its cards and views (Bokeh, HoloViews), and a bake-off's page.
 
-``create_app()`` builds the explorer for a session or a notebook. It is
-imported lazily so that the model modules work without Panel.
+``create_app()`` builds the explorer for a session or a notebook (imported when
+called: ``dashboard.bakeoff_page`` does not load the explorer).
 """
 
 

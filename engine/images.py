@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from targets.base import ImageAxes
+from targets.picture import ImageAxes
 
 
 def grid_shape(image_shape: tuple[int, ...] | None, dim: int) -> tuple[int, int]:

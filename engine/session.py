@@ -17,7 +17,7 @@ learning curves, OPAD's KL and marginals, comparisons) are refreshed at most
 every few seconds and, while the run goes on, within ``DISPLAY_SHARE`` of the
 worker's CPU time: a worker of a class of 30 on two cores gets a few percent
 of a core, and at a fixed refresh rate its diagnostics alone would take all of
-it; the diagnostics are computed in a thread of their own (``InBackground``),
+it; the diagnostics are computed in a thread of their own (``engine.pacing``),
 from a copy of the trace window. Nothing else is shared with another thread:
 the sampler, its target and every cache live in the worker alone, and what
 leaves it is a copy.
@@ -25,7 +25,6 @@ leaves it is a copy.
 
 from __future__ import annotations
 
-import threading
 import time
 from contextlib import contextmanager
 
@@ -44,6 +43,7 @@ from .images import as_image
 from .move_replay import MoveReplay
 from .numbers import number
 from .opad_tracker import OpadTracker, tracking_problem
+from .pacing import CpuShare, Every, InBackground
 from .snapshot import (ESS_DEFINITIONS, LOG_T, AdaptationState, BvsInfo, DagInfo, Display, LearningState, RunInfo,
                        Snapshot, Status, TemperingState, TuningState)
 from .statistics import available_statistics
@@ -156,109 +156,6 @@ def frozen_record(sampler) -> dict | None:
     return {"at_step": sampler.frozen_at, "sampler_params": to_jsonable_params(frozen)}
 
 
-class _Every:
-    """True at most once every ``seconds`` (and at once after ``reset``)."""
-
-    def __init__(self, seconds: float):
-        self.seconds = seconds
-        self._last = -np.inf
-
-    def reset(self) -> None:
-        self._last = -np.inf
-
-    def due(self) -> bool:
-        now = time.perf_counter()
-        if now - self._last < self.seconds:
-            return False
-        self._last = now
-        return True
-
-
-class CpuShare:
-    """Keeps the CPU time of one kind of work within ``share`` of the calling thread's CPU time since it was made.
-
-    ``spending()`` times the work (thread CPU, so the time it waits for a core
-    does not count), ``spent_elsewhere`` adds work of the kind done in another
-    thread; ``allows()`` says whether what was spent so far is within the share.
-    """
-
-    def __init__(self, share: float):
-        self.share = share
-        self._origin = time.thread_time()
-        self._spent = 0.0
-        self._elsewhere = 0.0  # CPU time of the work done in other threads (``spent_elsewhere``)
-
-    def allows(self) -> bool:
-        return self._spent <= self.share * (time.thread_time() - self._origin + self._elsewhere)
-
-    def spent_elsewhere(self, seconds: float) -> None:
-        """Count work of this kind that took ``seconds`` of another thread's CPU time."""
-        self._spent += seconds
-        self._elsewhere += seconds
-
-    @contextmanager
-    def spending(self):
-        started = time.thread_time()
-        try:
-            yield
-        finally:
-            self._spent += time.thread_time() - started
-
-
-class InBackground:
-    """One slow computation at a time in a thread of its own, so that the worker hears commands meanwhile.
-
-    ``start(function, *args)`` runs it (the arguments must be the
-    computation's own copies); ``take()`` gives ``(result, CPU seconds)`` once
-    it finished (raising what it raised), else None; ``drop()`` forgets a
-    computation still running (its result is never taken).
-    """
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._generation = 0
-        self._thread: threading.Thread | None = None
-        self._outcome = None
-
-    @property
-    def busy(self) -> bool:
-        return self._thread is not None
-
-    def start(self, function, *args) -> None:
-        with self._lock:
-            self._generation += 1
-            generation, self._outcome = self._generation, None
-
-        def run() -> None:
-            started = time.thread_time()
-            try:
-                outcome = (function(*args), None)
-            except Exception as error:  # noqa: BLE001 — raised again by ``take``, in the worker's thread
-                outcome = (None, error)
-            with self._lock:
-                if generation == self._generation:
-                    self._outcome = (*outcome, time.thread_time() - started)
-
-        self._thread = threading.Thread(target=run, name="snapshot-part", daemon=True)
-        self._thread.start()
-
-    def take(self):
-        with self._lock:
-            outcome = self._outcome
-            if outcome is None:
-                return None
-            self._thread, self._outcome = None, None
-        result, error, seconds = outcome
-        if error is not None:
-            raise error
-        return result, seconds
-
-    def drop(self) -> None:
-        with self._lock:
-            self._generation += 1
-            self._thread, self._outcome = None, None
-
-
 class RunSession:
     """A configured run: the sampler and everything fed from it, advanced chunk by chunk."""
 
@@ -301,17 +198,17 @@ class RunSession:
             self._sent_at["tempering"] = -1
         if self.companion is not None:
             self._sent_at["comparison"] = -1
-        self._diagnostics_due = _Every(DIAGNOSTICS_SECONDS)
-        self._learning_due = _Every(LEARNING_SECONDS)
-        self._tempering_due = _Every(LEARNING_SECONDS)
-        self._inspection_due = _Every(INSPECTION_SECONDS)
+        self._diagnostics_due = Every(DIAGNOSTICS_SECONDS)
+        self._learning_due = Every(LEARNING_SECONDS)
+        self._tempering_due = Every(LEARNING_SECONDS)
+        self._inspection_due = Every(INSPECTION_SECONDS)
         self._display_cpu = CpuShare(DISPLAY_SHARE)
         self._diagnosing = InBackground()  # the ESS of 30 chains takes tens of ms: never in a command's way
         self.inspected_chain: int | None = None  # the chain whose moves are recorded for the inspector
         self._last_move = None  # (chain, state before, record) of its latest step
         self._sent_move = None
-        self._opad_due = _Every(OPAD_SECONDS)
-        self._comparison_due = _Every(COMPARISON_SECONDS)
+        self._opad_due = Every(OPAD_SECONDS)
+        self._comparison_due = Every(COMPARISON_SECONDS)
         self.buffer.push(chunk_of([self._row()]), sampler.states)
 
     # -- what the views are told once ----------------------------------------------------------
@@ -573,7 +470,7 @@ class RunSession:
         or they took at most ``DISPLAY_SHARE`` of its CPU so far."""
         return not self.running or self._display_cpu.allows()
 
-    def _slow_part_due(self, part: str, every: _Every, everything: bool, refresh: bool) -> bool:
+    def _slow_part_due(self, part: str, every: Every, everything: bool, refresh: bool) -> bool:
         """Whether a rate-limited part is sent now: all are for fresh views; else it changed since it was last
         sent, slow parts are refreshed in this snapshot, and its time has come."""
         step = self.sampler.n_steps

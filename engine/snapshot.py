@@ -20,7 +20,7 @@ import numpy as np
 from samplers.diagnostics.inspection import ProposalInspection
 from samplers.lsb.balancing import BALANCING, FORMULAS
 from samplers.opad.store import KINDS
-from targets.base import ImageAxes
+from targets.picture import ImageAxes
 
 from .capabilities import Capabilities
 from .images import as_image, cell_centres, grid_shape, in_slice, site_name, step_labels

@@ -32,6 +32,7 @@ from targets.base import Target
 SAMPLERS.add(Metropolis, Gibbs, BlockGibbs, HammingBall, LocallyBalanced, GibbsWithGradients, LocalSelfBalancing,
              FastLocalSelfBalancing, StructureMCMC, PartitionMCMC, Intracluster, Kawasaki, DMALA, DLMC, PathAuxiliary,
              ParallelTempering, SwendsenWang, Wolff)
+ParallelTempering.param.base.objects = [name for name in SAMPLERS.names() if SAMPLERS.cls(name).facts.tempering_base]
 #: Registry names of all samplers.
 available = SAMPLERS.names
 #: The sampler class registered under a name.

@@ -1,21 +1,30 @@
 """The sampler contract: a batch of chains advanced by one vectorised ``step()``.
 
 Every sampler holds ``n_chains`` states (an ``(n_chains, dim)`` uint8 array),
-their log p̃, and a seeded ``numpy.random.Generator``. ``step()`` returns a
+their log p̃, and a seeded ``numpy.random.Generator``. A kernel implements
+``_step()``, which moves every chain in place and returns a ``Move`` (what it
+proposed and what became of it); ``step()`` completes that into a
 ``StepRecord`` with the new states, the proposals and their log p̃ (already
 computed by the move, so OPAD+ costs no extra evaluation) and the cumulative
-number of target evaluations this sampler made (see ``targets.base``).
+number of target evaluations this sampler made (see ``targets.counting``).
 
 For the exactness harness every sampler also gives ``transition_row(x)``: the
 exact distribution of the next state from a single state x, computed from the
-same proposal and acceptance functions that ``step()`` samples from.
+same proposal and acceptance functions that ``step()`` samples from, over the
+states its chains move among (``exact_support``). A kernel describes its own
+move for the inspector (``describe_move``), and states on its class what the
+rest of the project needs to know of it (``facts``: ``SamplerFacts``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 import param
 from numba import njit
 
@@ -59,6 +68,83 @@ class StepRecord(NamedTuple):
         out = self.states.copy()
         out[np.arange(out.shape[0])[:, None], self.proposed_sites] = self.proposed_values
         return out
+
+
+#: A ring of six spins with a field (``targets.make("ising1d", **TINY_RING)``): small enough to enumerate, and
+#: every sampler of binary vectors runs on it.
+TINY_RING = MappingProxyType({"m": 6, "beta": 0.8, "J": 1.0, "h": 0.3, "mu": 1.0})
+
+
+def _frozen(mapping: Mapping | None) -> Mapping:
+    return MappingProxyType(dict(mapping or {}))
+
+
+@dataclass(frozen=True)
+class ExactCase:
+    """A setting whose exact kernel the conformance suite builds (``tests/test_conformance.py``): the sampler's
+    parameters on a registered target small enough to enumerate (``targets.make(target, **target_params)``)."""
+
+    params: Mapping = field(default_factory=dict)
+    target: str = "ising1d"
+    target_params: Mapping = field(default_factory=lambda: TINY_RING)
+
+    def __post_init__(self):
+        object.__setattr__(self, "params", _frozen(self.params))
+        object.__setattr__(self, "target_params", _frozen(self.target_params))
+
+
+@dataclass(frozen=True)
+class SamplerFacts:
+    """What the project needs to know of a sampler class besides its kernel, in one place on the class
+    (``Sampler.facts``), read through the registry by the conformance suite and every test over all samplers,
+    by parallel tempering (its bases), the kernel warm-up and the dashboard's inspector.
+
+    * ``example``: parameters of a short run on ``example_target`` (a registered target's name and parameters);
+    * ``exact``: the settings whose exact kernel the conformance suite builds: π-invariant on the sampler's
+      ``exact_support``, reversible when ``reversible`` (detailed balance), irreducible and aperiodic (the second
+      largest eigenvalue modulus below one), and the vectorised ``step`` sampling it;
+    * ``tempering_base``: whether parallel tempering may run it in every replica (it samples any tempered
+      binary target);
+    * ``warm_up``: parameter sets that reach its compiled kernels (``samplers.common.warmup``), stepped on the
+      warm-up targets ``warm_up_on`` names (``pairwise``, ``black_box``, ``rbm``), its ``transition_row`` too when
+      ``warm_up_transition_row`` (compiled as well, for the inspector);
+    * ``inspection``: the kind of move the inspector shows for a step of it (``samplers.diagnostics.inspection``).
+    """
+
+    example: Mapping = field(default_factory=dict)
+    example_target: tuple[str, Mapping] = ("ising_segmentation", MappingProxyType({"size": 6}))
+    exact: tuple[ExactCase, ...] = (ExactCase(),)
+    reversible: bool = True
+    tempering_base: bool = True
+    warm_up: tuple[Mapping, ...] = ()
+    warm_up_on: tuple[str, ...] = ("pairwise", "black_box")
+    warm_up_transition_row: bool = False
+    inspection: str = "other"
+
+    def __post_init__(self):
+        object.__setattr__(self, "example", _frozen(self.example))
+        object.__setattr__(self, "example_target", (self.example_target[0], _frozen(self.example_target[1])))
+        object.__setattr__(self, "warm_up", tuple(_frozen(params) for params in self.warm_up))
+
+
+class Move(NamedTuple):
+    """What a kernel's ``_step`` returns: the move it proposed to every chain and what became of it. The kernel has
+    already updated ``states`` and ``log_p`` in place (and counted its evaluations on the target); ``step()``
+    completes this into the ``StepRecord``. The proposal is the state before the step with ``proposed_sites`` set
+    to ``proposed_values`` (``StepRecord.proposed``)."""
+
+    #: ``(n_chains,)``: whether each chain moved to its proposal.
+    accepted: npt.NDArray[np.bool_]
+    #: ``(n_chains, k)``: the sites each proposal sets (one that changes fewer repeats a site, or sets a site to
+    #: its own value).
+    proposed_sites: npt.NDArray[np.integer]
+    #: ``(n_chains, k)``: the values it sets them to.
+    proposed_values: npt.NDArray[np.uint8]
+    #: ``(n_chains,)``: log p̃ of each proposal.
+    proposed_log_prob: npt.NDArray[np.float64]
+    #: Further states the step scored, ``(n_chains, m, d)``, and their log p̃, for OPAD+ (``StepRecord``); else None.
+    extra_states: npt.NDArray[np.uint8] | None = None
+    extra_log_prob: npt.NDArray[np.float64] | None = None
 
 
 def sample_categorical(log_weights: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -128,6 +214,9 @@ class Sampler(param.Parameterized):
     """Base class: state, seeding, evaluation accounting, step records."""
 
     registry_name = ""
+    #: What the rest of the project needs to know of this sampler (``SamplerFacts``); every registered sampler
+    #: states its own.
+    facts = SamplerFacts()
     #: Bytes per chain and site of the default ``estimated_bytes``: the state (uint8), and in the last step
     #: record its copy and the proposals a reader computes from it; subclasses add their per-site caches (8 per
     #: float64 cache).
@@ -190,7 +279,8 @@ class Sampler(param.Parameterized):
         self.n_evals += self.target.n_evals - before
 
     # -- stepping ---------------------------------------------------------------------------
-    def _step(self) -> dict:
+    def _step(self) -> Move:
+        """Advance every chain by one move of this kernel (states and log p̃ in place) and say what it proposed."""
         raise TypeError(f"{type(self).__name__} must implement _step")
 
     def step(self, record: bool = True) -> StepRecord | None:
@@ -206,7 +296,7 @@ class Sampler(param.Parameterized):
         moved = self._step()
         self.n_evals += self.target.n_evals - before
         self.n_steps += 1
-        self.last_accepted = moved["accepted"]
+        self.last_accepted = moved.accepted
         if not record:
             return None
         return StepRecord(
@@ -217,15 +307,16 @@ class Sampler(param.Parameterized):
             start_states=start[0],
             start_log_prob=start[1],
             scored_log_ratio=scored,
-            **moved,
+            **moved._asdict(),
         )
 
     def _scored_neighbourhood(self) -> np.ndarray | None:
         """Flip log-ratios of all neighbours of the current states, if the sampler scored and records them."""
         return None
 
-    def _single_flip_record(self, idx, old_bits, accepted, proposed_log_prob) -> dict:
-        return dict(
+    def _single_flip_record(self, idx, old_bits, accepted, proposed_log_prob) -> Move:
+        """The ``Move`` of single flips: each chain proposed flipping site ``idx`` (whose value was ``old_bits``)."""
+        return Move(
             accepted=accepted,
             proposed_sites=idx[:, None],
             proposed_values=(1 - old_bits)[:, None].astype(np.uint8),
@@ -237,7 +328,23 @@ class Sampler(param.Parameterized):
         self.states[rows, idx[rows]] ^= 1
         self.log_p[rows] += log_ratio[rows]
 
+    # -- the inspector -------------------------------------------------------------------------
+    def describe_move(self, x: np.ndarray, proposal: np.ndarray, record: StepRecord, chain: int, common: dict):
+        """This kernel's account of the move of ``chain`` from ``x`` to ``proposal`` recorded in ``record``, for
+        the inspector (``samplers.diagnostics.inspection.inspect_move``): a ``ProposalInspection`` of its kind
+        (``facts.inspection``) built on ``common`` (what every move has: step, state, sites, outcome, log-ratios),
+        recomputed from the kernel's own proposal functions; None when the kernel tells no more than ``common``."""
+        return None
+
     # -- exact kernel ---------------------------------------------------------------------------
+    def exact_support(self) -> tuple[np.ndarray, np.ndarray]:
+        """The states this sampler's chains move among and their log p̃, on an enumerable target: what its exact
+        transition matrix is built over (``samplers.common.exact``), π ∝ p̃ there. Default: every state of the
+        target with p̃ > 0."""
+        states, log_p = self.target.enumerate()
+        keep = np.isfinite(log_p)
+        return states[keep], log_p[keep]
+
     def transition_row(self, x: np.ndarray):
         """Exact next-state distribution from one state ``x``: ``(states (m, d), probs (m,))``."""
         raise TypeError(f"{type(self).__name__} must implement transition_row")

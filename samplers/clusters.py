@@ -41,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from samplers.base import Sampler
+from samplers.base import ExactCase, Move, Sampler, SamplerFacts
 from samplers.common.exact import MAX_EXACT_DIM
 from targets.base import all_states
 from targets.compiled import helper
@@ -254,12 +254,15 @@ class SwendsenWang(_ClusterSampler):
     """Swendsen–Wang: bond every aligned edge with probability 1 − e^{−2βJ}, redraw every cluster's spin."""
 
     registry_name = "swendsen_wang"
+    facts = SamplerFacts(
+        exact=(ExactCase(), ExactCase(target="ising_lattice", target_params={"size": 3, "ndim": 2, "beta": 0.4})),
+        warm_up=({},), warm_up_on=("pairwise",))
 
     def _step(self):
         swendsen_wang_steps(self.states, *self._bonds(), self._seed())
         self.log_p = self.target.log_prob(self.states)
         n = self.states.shape[0]
-        return dict(accepted=np.ones(n, dtype=bool), proposed_sites=np.broadcast_to(np.arange(self.target.dim),
+        return Move(accepted=np.ones(n, dtype=bool), proposed_sites=np.broadcast_to(np.arange(self.target.dim),
                                                                                      self.states.shape),
                     proposed_values=self.states.copy(), proposed_log_prob=self.log_p.copy())
 
@@ -271,6 +274,9 @@ class Wolff(_ClusterSampler):
     """Wolff: grow one random seed's cluster of bonded aligned spins and flip it (MH on the field's change)."""
 
     registry_name = "wolff"
+    facts = SamplerFacts(
+        exact=(ExactCase(), ExactCase(target="ising_lattice", target_params={"size": 3, "ndim": 2, "beta": 0.4})),
+        warm_up=({},), warm_up_on=("pairwise",), warm_up_transition_row=True)
 
     def _step(self):
         n = self.states.shape[0]
@@ -281,7 +287,7 @@ class Wolff(_ClusterSampler):
         wolff_steps(self.states, nbr, w, field, beta, self._seed(), proposals, accepted, self.last_cluster_sizes)
         proposed_log_prob = self.target.log_prob(proposals)
         self.log_p[accepted] = proposed_log_prob[accepted]
-        return dict(accepted=accepted, proposed_sites=np.broadcast_to(np.arange(self.target.dim), proposals.shape),
+        return Move(accepted=accepted, proposed_sites=np.broadcast_to(np.arange(self.target.dim), proposals.shape),
                     proposed_values=proposals, proposed_log_prob=proposed_log_prob)
 
     def transition_row(self, x):

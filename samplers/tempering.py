@@ -40,15 +40,9 @@ import itertools
 import numpy as np
 import param
 
-from samplers.base import Sampler, acceptance_probability, metropolis_accept
+from samplers.base import ExactCase, Move, Sampler, SamplerFacts, acceptance_probability, metropolis_accept
 from samplers.registry import SAMPLERS
 from targets.tempered import Tempered
-
-#: Every sampler but the DAG samplers (which need a DAG target's structure, not a tempered one). Adaptive ones
-#: run with their kernel fixed from step 0 (burn_in = 0: LSB/FLSB with the given or initial θ).
-TEMPERABLE = ("metropolis", "gibbs", "block_gibbs", "hamming_ball", "locally_balanced", "gwg", "lsb", "flsb",
-              "intracluster", "kawasaki", "dmala", "dlmc", "pas", "swendsen_wang", "wolff")
-
 
 def swap_log_acceptance(beta_hot, beta_cold, log_p_hot, log_p_cold):
     """log α (before the min) of exchanging the states of replicas at β_cold > β_hot with untempered log p̃
@@ -60,9 +54,19 @@ class ParallelTempering(Sampler):
     """Replicas of a base sampler on a ladder of temperatures with replica exchange; the cold replica is the chain."""
 
     registry_name = "parallel_tempering"
+    facts = SamplerFacts(
+        example={"base": "locally_balanced", "n_replicas": 3},
+        # the joint chain of the replicas: 2^(K·d) states, so a smaller ring
+        exact=(ExactCase({"base": "metropolis", "n_replicas": 2, "min_beta": 0.35}, "ising1d",
+                         {"m": 4, "beta": 0.9, "J": 1.0, "h": 0.3}),),
+        reversible=False, tempering_base=False)
     #: For forms: ``base_params`` holds the parameters of the sampler ``base`` names.
     nested_parameters = {"base_params": "base"}
-    base = param.Selector(default="metropolis", objects=list(TEMPERABLE), doc="The sampler every replica runs.")
+    #: The registered samplers whose ``facts.tempering_base`` holds (every sampler of binary vectors: the DAG
+    #: samplers need a DAG target's structure, not a tempered one), set once the registry is filled
+    #: (``samplers/__init__.py``); adaptive ones run with their kernel fixed from step 0 (burn_in = 0: LSB/FLSB
+    #: with the given or initial θ).
+    base = param.Selector(default="metropolis", objects=["metropolis"], doc="The sampler every replica runs.")
     base_params = param.Dict(default={}, doc="Parameters of the base sampler (not n_chains or seed).")
     n_replicas = param.Integer(4, bounds=(2, 32), doc="Replicas K (temperatures) per chain, the cold one included.")
     min_beta = param.Number(0.3, bounds=(1e-3, 1.0), inclusive_bounds=(True, False),
@@ -141,7 +145,7 @@ class ParallelTempering(Sampler):
             extra = dict(extra_states=np.stack([replica.states for replica in hot], axis=1),
                          extra_log_prob=np.stack([replica.log_p / beta for replica, beta in zip(hot, self.betas[1:])],
                                                  axis=1))
-        return dict(accepted=cold.accepted, proposed_sites=np.broadcast_to(np.arange(self.target.dim),
+        return Move(accepted=cold.accepted, proposed_sites=np.broadcast_to(np.arange(self.target.dim),
                                                                             cold.states.shape),
                     proposed_values=cold.proposed, proposed_log_prob=cold.proposed_log_prob, **extra)
 
@@ -160,6 +164,13 @@ class ParallelTempering(Sampler):
                     cold_states, hot_states = cold.states[rows].copy(), hot.states[rows].copy()
                     cold.replace_chains(rows, hot_states, betas[k] * log_p_hot[rows])
                     hot.replace_chains(rows, cold_states, betas[k + 1] * log_p_cold[rows])
+
+    def exact_support(self) -> tuple[np.ndarray, np.ndarray]:
+        """The joint states (K·d bits, the cold replica's first) whose replicas each lie in their base sampler's
+        support, and their log Π_k p̃(x_k)^{β_k}: the joint chain's stationary law."""
+        supports = [replica.exact_support()[0] for replica in self.replicas]
+        joint = np.array([np.concatenate(parts) for parts in itertools.product(*supports)], dtype=np.uint8)
+        return joint, self.joint_stationary_log_prob(joint)
 
     def joint_stationary_log_prob(self, joint_states: np.ndarray) -> np.ndarray:
         """log Π_k p̃(x_k)^{β_k} of joint states ``(m, K·d)`` (uncounted), for the exactness harness."""

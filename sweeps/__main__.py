@@ -4,25 +4,27 @@
 ``--target`` is a ``.uai`` Markov network, a ``.npz``/``.csv`` coupling matrix,
 or a registered target's name (its parameters as JSON in ``--target-params``).
 It prints the ranked table with intervals and the verdict, and writes
-``bakeoff.md`` and ``bakeoff.html`` (``--report``, default: beside the stored
-runs). ``python -m sweeps bakeoff --help`` lists the options and their
-defaults.
+``bakeoff.md`` (``--report``, default: beside the stored runs).
+``python -m sweeps bakeoff --help`` lists the options and their defaults.
+Its figures are a page, drawn on the page floor: ``python -m
+dashboard.bakeoff_page`` with the same options writes ``bakeoff.html`` too
+(stored runs are read, not computed again).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
+from pathlib import Path
 
 from .bake_off.phases import AXES
 
 COMMANDS = ("bakeoff",)
 
 
-def bakeoff_arguments(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m sweeps bakeoff", description="Every applicable sampler on "
+def bakeoff_arguments(argv: list[str], prog: str = "python -m sweeps bakeoff") -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog=prog, description="Every applicable sampler on "
                                      "one target, equal budgets, a ranking with intervals and a strict verdict.")
     add = parser.add_argument
     add("--target", required=True, help="a .uai, .npz or .csv file, or a registered target's name")
@@ -37,26 +39,30 @@ def bakeoff_arguments(argv: list[str]) -> argparse.Namespace:
                                                 "(default: %(default)s)")
     add("--seed", type=int, default=0, help="seed of the sweep: every run's stream comes from it and the run's hash "
                                             "(default: %(default)s)")
-    add("--workers", type=int, default=os.cpu_count() or 1, help="worker processes of a local Dask cluster (0: run "
-                                                                "here, one run after the other; default: %(default)s)")
+    add("--workers", type=int, default=0, help="worker processes of a local Dask cluster (0: run here, one run after "
+                                               "the other; default: %(default)s)")
     add("--scheduler", default="", help="address of an existing Dask scheduler, e.g. tcp://host:8786 (then "
                                         "--workers is ignored)")
     add("--results", default="", help="directory of the stored runs (default: benchmarks/results); stored runs are "
                                       "not computed again")
-    add("--report", default="", help="directory of bakeoff.md and bakeoff.html (default: beside the stored runs)")
+    add("--report", default="", help="directory of the report, bakeoff.md (and bakeoff.html, the page's) "
+                                     "(default: beside the stored runs)")
     return parser.parse_args(argv)
 
 
-def bakeoff_command(argv: list[str]) -> None:
+def bakeoff_command(argv: list[str], prog: str = "python -m sweeps bakeoff") -> tuple:
+    """Run the bake-off ``argv`` asks for, print its report and write it (``bakeoff.md``); the result and the
+    report's directory."""
     from . import bakeoff
 
-    args = bakeoff_arguments(argv)
-    result = bakeoff(args.target, "all" if args.samplers == "all" else [name.strip() for name in args.samplers.split(",")], args.budget,
-                     args.axis, args.seeds, chains=args.chains, statistic=args.statistic,
-                     target_params=json.loads(args.target_params), seed=args.seed, results=args.results or None,
-                     workers=args.workers, scheduler=args.scheduler or None)
+    args = bakeoff_arguments(argv, prog)
+    samplers = "all" if args.samplers == "all" else [name.strip() for name in args.samplers.split(",")]
+    result = bakeoff(args.target, samplers, args.budget, args.axis, args.seeds, chains=args.chains,
+                     statistic=args.statistic, target_params=json.loads(args.target_params), seed=args.seed,
+                     results=args.results or None, workers=args.workers, scheduler=args.scheduler or None)
     print(result)
     print("written:", result.save(args.report or None))
+    return result, Path(args.report or result.store.directory)
 
 
 def main(argv: list[str]) -> None:

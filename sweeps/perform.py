@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import platform
 import time
-from typing import TYPE_CHECKING
 
 import numba
 import numpy as np
@@ -37,9 +36,6 @@ from engine.statistics import available_statistics
 from samplers.common.warmup import kernels_ready, warm_up
 from samplers.diagnostics.convergence import over_dispersed_starts
 from samplers.opad.store import KINDS, ParticleStore
-
-if TYPE_CHECKING:
-    from .spec import RunSpec
 
 #: Result entries measured rather than computed: they differ between executions of the same run.
 TIMING_KEYS = ("step_seconds", "store_seconds", "wall_seconds", "trace_seconds")
@@ -86,8 +82,9 @@ def run_seed(sweep_seed: int, run_id: str) -> int:
     return int(np.random.SeedSequence([sweep_seed, *words]).generate_state(1, dtype=np.uint32)[0])
 
 
-def perform(spec: RunSpec, sweep_seed: int) -> dict:
-    """Run ``spec`` (see the module docstring); the result as a dictionary of arrays and numbers."""
+def perform(spec, sweep_seed: int) -> dict:
+    """Run ``spec``, a ``sweeps.RunSpec`` (see the module docstring); the result as a dictionary of arrays and
+    numbers."""
     if not kernels_ready():
         warm_up()  # load the compiled kernels once per process, before anything is timed
     started_wall = time.perf_counter()

@@ -1,11 +1,15 @@
 """Execute a sweep: the runs its results directory lacks, serially or on dask.distributed, with a progress bar.
 
-``run_sweep(sweep, results, workers=N)`` starts a local cluster of ``N`` worker
-processes (one thread each; default one per core); ``scheduler="tcp://host:port"``
+``run_sweep(sweep, results)`` runs every run here, one after the other;
+``workers=N`` starts a local cluster of ``N`` worker processes (one thread each;
+``workers=None``: one per core), whose processes start by importing the
+calling script again (the spawn start method): a script that asks for workers
+puts its call under ``if __name__ == "__main__":``, and one without is told so;
+``scheduler="tcp://host:port"``
 uses an existing cluster instead (its workers must have this package installed
 and see the results directory's files only through this process: results
-come back to the submitting process, which writes them); ``workers=0`` runs
-every run here, one after the other, without Dask, with one thread per numeric
+come back to the submitting process, which writes them). Run here (the default,
+``workers=0``), every run goes one after the other, without Dask, with one thread per numeric
 library as on a Dask worker (whose nanny sets ``OMP_NUM_THREADS`` and the like
 to 1): an OpenBLAS pool keeps its threads spinning for a while after each call,
 which counted in a run's CPU time (+40 % on a 15 µs Metropolis step after one
@@ -31,7 +35,8 @@ from pathlib import Path
 from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
-from .spec import Sweep, Task
+from .perform import perform
+from .spec import RunSpec, Sweep, Task
 from .store import ResultStore
 
 #: Dask settings of the local clusters started here: the workers' statistical profiler off and their periodic
@@ -65,7 +70,7 @@ def _bar(total: int, show: bool):
                 disable=None if show else True, leave=False)
 
 
-def run_sweep(sweep: Sweep, results: str | os.PathLike | None = None, workers: int | None = None,
+def run_sweep(sweep: Sweep, results: str | os.PathLike | None = None, workers: int | None = 0,
               scheduler: str | None = None, client=None, progress: bool = True,
               on_result: Callable[[str], None] | None = None) -> SweepReport:
     """Compute and store the runs of ``sweep`` missing under ``results``/``sweep.name`` (see the module docstring).
@@ -111,8 +116,9 @@ def run_sweep(sweep: Sweep, results: str | os.PathLike | None = None, workers: i
 
 
 def perform_task(task: Task, sweep_seed: int) -> dict:
-    """What a worker runs: ``task.perform(sweep_seed)``."""
-    return task.perform(sweep_seed)
+    """What a worker runs: a ``RunSpec`` by ``sweeps.perform`` (a configuration is data), any other task by its
+    own ``perform(sweep_seed)``."""
+    return perform(task, sweep_seed) if isinstance(task, RunSpec) else task.perform(sweep_seed)
 
 
 def local_cluster(workers: int | None = None):
@@ -121,8 +127,17 @@ def local_cluster(workers: int | None = None):
     from distributed import LocalCluster
 
     with dask.config.set(QUIET_WORKERS):
-        return LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                            dashboard_address=None, silence_logs=logging.WARNING)
+        try:
+            return LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                                dashboard_address=None, silence_logs=logging.WARNING)
+        except RuntimeError as error:
+            script = getattr(sys.modules["__main__"], "__file__", None)
+            if script is None or "failed to start" not in str(error):
+                raise
+            raise RuntimeError(
+                f"Dask's worker processes could not start: each starts by importing {script} again, and a script "
+                f"that starts a sweep when imported starts it in every worker. Put the call under "
+                f"`if __name__ == \"__main__\":`, or pass workers=0 to run here, one run after the other.") from error
 
 
 def _on_dask(sweep: Sweep, runs: list, client, workers: int | None, scheduler: str | None, finished) -> None:

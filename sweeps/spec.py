@@ -22,7 +22,6 @@ from dataclasses import dataclass
 
 from engine.config import RunConfig
 
-from .perform import perform
 
 #: Version of the run description and result layout; part of every run's hash.
 FORMAT = 2
@@ -37,20 +36,17 @@ STARTS = ("random", "over_dispersed")
 class Task(ABC):
     """What a sweep runs, identified by its ``description()`` (a JSON dictionary; the ``label`` names it in tables
     and is not part of it): the run id is the first 80 bits of the SHA-256 of the description's canonical JSON,
-    and two tasks are the same run when their ids are. ``perform(sweep_seed)`` returns the result to store
-    (arrays, numbers and strings), its random streams from ``run_seed(sweep_seed, run_id)`` only. ``RunSpec`` is
-    the usual task; an experiment whose unit is not one configuration (several samplers given equal compute time
-    in one process, say) defines its own."""
+    and two tasks are the same run when their ids are. ``RunSpec`` is the usual task, data that
+    ``sweeps.perform`` runs; an experiment whose unit is not one configuration (several samplers given equal
+    compute time in one process, say) defines its own, with a ``perform(sweep_seed)`` method. Either way a run's
+    result is what is stored (arrays, numbers and strings), its random streams from
+    ``run_seed(sweep_seed, run_id)`` only (``sweeps.runner.perform_task`` runs any task)."""
 
     label: str
 
     @abstractmethod
     def description(self) -> dict:
         """The canonical description the run id hashes."""
-
-    @abstractmethod
-    def perform(self, sweep_seed: int) -> dict:
-        """Run the task; its result."""
 
     @property
     def run_id(self) -> str:
@@ -103,10 +99,6 @@ class RunSpec(Task):
         return {"format": FORMAT, "config": self.config.to_dict(), "steps": self.steps,
                 "trace_points": self.trace_points, "kl_checkpoints": self.kl_checkpoints,
                 "traced": list(self.traced), "state_every": self.state_every, "start": self.start}
-
-    def perform(self, sweep_seed: int) -> dict:
-        """Run it (``sweeps.perform``)."""
-        return perform(self, sweep_seed)
 
     @classmethod
     def from_dict(cls, data: dict) -> RunSpec:

@@ -4,25 +4,14 @@ A target is an unnormalised distribution p̃ over binary vectors x ∈ {0,1}^d.
 States are ``uint8`` arrays with a leading batch axis, one row per chain;
 models written in spins use s = 2x − 1.
 
-Counting evaluations
---------------------
-``n_evals`` counts *target evaluations*: the number of states whose p̃ — or
-whose exact ratio p̃(x')/p̃(x) to an already known state — a sampler obtained.
-It is the "queries to the oracle" axis of the LSB paper, and it is the same
-rule for every target:
-
-* ``log_prob(x)`` of n states costs n;
-* ``flip_log_ratio(x, idx)`` (one flipped site per row) costs n;
-* ``block_log_ratio(x, sites, values)`` costs n·m for m value patterns;
-* ``delta_log_prob(x)`` — the ratios of all d single-flip neighbours — costs n·d;
-* ``delta_after_flip`` costs the number of neighbour ratios that actually
-  change: d per row for a black-box target, 1 + deg(i) on a sparse pairwise
-  model (this is why a locally balanced step is O(1) evaluations on a lattice
-  and O(d) on a black box, as in the LSB paper, §5.1);
-* ``value_and_grad(x)`` of n states costs n (one forward/backward pass).
-
-Subclasses implement the uncounted ``_log_prob`` and may override the local
-methods with faster exact versions; the public methods count and validate.
+Counting and pictures
+---------------------
+A target counts its evaluations (``targets.counting``: the public methods
+``log_prob``, ``flip_log_ratio``, ``delta_log_prob``… validate, count by one
+rule for every target, and call the model's uncounted ``_log_prob``,
+``_flip_log_ratio``, ``_delta_log_prob``… defined here), and says how its state
+is drawn (``targets.picture``). Subclasses implement the uncounted
+``_log_prob`` and may override the local methods with faster exact versions.
 
 Immutability
 ------------
@@ -53,6 +42,9 @@ import numpy as np
 import param
 from scipy import sparse
 
+from .counting import CountedEvaluations
+from .picture import Picture
+
 #: The largest dimension for which ``enumerate()`` lists all 2^d states.
 MAX_ENUMERATE_DIM = 24
 
@@ -76,45 +68,6 @@ def all_states(dim: int) -> np.ndarray:
     for bit in range(dim):
         states[:, bit] = (codes >> (dim - 1 - bit)) & 1
     return states
-
-
-@dataclasses.dataclass(frozen=True)
-class ImagePart:
-    """A titled block of a state's picture drawing the bits ``first_bit`` … ``first_bit + size − 1`` row-major:
-    an RBM's visible image or its hidden units. ``grid``: its bits are named by (row, column), else by number."""
-
-    title: str
-    unit: str  # what one of its bits is ("pixel", "hidden unit")
-    first_bit: int
-    size: int
-    shape: tuple[int, int]  # (rows, columns) of the block
-    grid: bool = True
-    left: int = 0  # the block's first column in the picture
-
-
-@dataclasses.dataclass(frozen=True)
-class ImageAxes:
-    """Names of the rows and columns of a state's picture (``Target.image_axes``), and what each axis lists; or
-    the named blocks (``parts``) the picture is made of."""
-
-    rows: tuple[str, ...] = ()
-    columns: tuple[str, ...] = ()
-    rows_title: str = ""
-    columns_title: str = ""
-    parts: tuple[ImagePart, ...] = ()
-
-
-def side_by_side(*parts: ImagePart) -> tuple[tuple[int, int], np.ndarray, ImageAxes]:
-    """The picture of ``parts`` drawn left to right, one empty column apart (their ``left`` is set here): its
-    ``image_shape``, ``image_positions`` and ``image_axes``."""
-    placed, left = [], 0
-    for part in parts:
-        placed.append(dataclasses.replace(part, left=left))
-        left += part.shape[1] + 1
-    width = left - 1
-    positions = [part.left + np.arange(part.size) // part.shape[1] * width + np.arange(part.size) % part.shape[1]
-                 for part in placed]
-    return (max(part.shape[0] for part in parts), width), np.concatenate(positions), ImageAxes(parts=tuple(placed))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -220,8 +173,9 @@ def _held_arrays(value, seen: set[int]) -> Iterator[Any]:
         yield from _held_arrays(vars(value), seen)
 
 
-class Target(param.Parameterized):
-    """Base class of all targets: validation, evaluation counting, enumeration, immutability, size.
+class Target(CountedEvaluations, Picture, param.Parameterized):
+    """Base class of all targets: the model (validation, the uncounted log p̃ and its local ratios, enumeration,
+    immutability, size), counted (``CountedEvaluations``) and pictured (``Picture``).
 
     Subclasses declare their parameters with ``param`` (bounds and docs become
     the dashboard's widgets), build their structure in ``_build()`` (called
@@ -341,39 +295,13 @@ class Target(param.Parameterized):
     def dim(self) -> int:
         raise AttributeError(f"{type(self).__name__} does not define dim")
 
-    @property
-    def image_shape(self) -> tuple[int, ...] | None:
-        """Shape to draw a state as an image (lattices), or ``None``."""
-        return None
-
-    @property
-    def image_positions(self) -> np.ndarray | None:
-        """Where each bit sits in the flattened picture of ``image_shape`` (``None``: bit i in cell i)."""
-        return None
-
-    @property
-    def image_axes(self) -> ImageAxes | None:
-        """Names of the picture's rows and columns when its cells are named variables (``None``: a lattice)."""
-        return None
-
     def random_states(self, n: int, rng: np.random.Generator) -> np.ndarray:
         """``n`` random states of non-zero probability, a sampler's default start: uniform bits here."""
         return rng.integers(0, 2, size=(n, self.dim), dtype=np.uint8)
 
-    # -- counting ------------------------------------------------------------------
-    def reset_evals(self) -> None:
-        self.n_evals = 0
-
-    def _count(self, n: int | np.integer) -> None:
-        self.n_evals += int(n)
-
     #: For sparse pairwise models, the tables a compiled sampler updates flip ratios from in its own
     #: kernel (see ``PairwiseBinaryModel.flip_tables``); None for every other target.
     flip_tables = None
-
-    def count_evaluations(self, n: int | np.integer) -> None:
-        """Count ``n`` evaluations that a sampler's compiled kernel made from ``flip_tables``."""
-        self._count(n)
 
     # -- validation ----------------------------------------------------------------
     def check_states(self, x) -> np.ndarray:
@@ -397,74 +325,32 @@ class Target(param.Parameterized):
     def _log_prob(self, x: np.ndarray) -> np.ndarray:
         raise TypeError(f"{type(self).__name__} must implement _log_prob")
 
-    def log_prob(self, x) -> np.ndarray:
-        """Unnormalised log p̃(x) for a batch; shape ``(n,)``, float64. Costs n evaluations."""
-        x = self.check_states(x)
-        self._count(x.shape[0])
-        return np.asarray(self._log_prob(x), dtype=np.float64)
-
     def _flip_log_ratio(self, x: np.ndarray, idx: np.ndarray, log_p: np.ndarray) -> np.ndarray:
         return self._log_prob(flip(x, idx)) - log_p
 
-    def flip_log_ratio(self, x: np.ndarray, idx: np.ndarray, log_p: np.ndarray) -> np.ndarray:
-        """log p̃(x with bit idx[c] flipped) − log p̃(x), per row; ``log_p`` = log p̃(x). Costs n."""
-        self._count(x.shape[0])
-        return self._flip_log_ratio(x, np.asarray(idx), log_p)
-
-    def _delta_log_prob(self, x: np.ndarray) -> np.ndarray:
+    def _delta_log_prob(self, x: np.ndarray, log_p: np.ndarray | None = None) -> np.ndarray:
         n, d = x.shape
         neighbours = np.repeat(x, d, axis=0)
         neighbours[np.arange(n * d), np.tile(np.arange(d), n)] ^= 1
-        return self._log_prob(neighbours).reshape(n, d) - self._log_prob(x)[:, None]
+        known = self._log_prob(x) if log_p is None else log_p
+        return self._log_prob(neighbours).reshape(n, d) - known[:, None]
 
-    def delta_log_prob(self, x) -> np.ndarray:
-        """``(n, d)`` array of log p̃(x with bit i flipped) − log p̃(x). Costs n·d evaluations."""
-        x = self.check_states(x)
-        self._count(x.shape[0] * self.dim)
-        return self._delta_log_prob(x)
-
-    def delta_after_flip(self, x: np.ndarray, delta: np.ndarray, idx: np.ndarray):
-        """Flip ratios of the states ``flip(x, idx)``, given those of ``x``.
-
-        Returns ``(sites, values)``: for each row, the sites whose flip ratio
-        changes and their new values (all d sites for a black-box target).
-        Costs d evaluations per row here; sparse models override it.
-        """
-        values = self.delta_log_prob(flip(x, idx))
+    def _delta_after_flip(self, x: np.ndarray, delta: np.ndarray, idx: np.ndarray, log_p: np.ndarray | None):
+        values = self._delta_log_prob(flip(x, idx), log_p)
         sites = np.tile(np.arange(self.dim, dtype=np.int64), (values.shape[0], 1))
         return sites, values
 
-    def _block_log_ratio(self, x: np.ndarray, sites: np.ndarray, values: np.ndarray) -> np.ndarray:
+    def _block_log_ratio(self, x: np.ndarray, sites: np.ndarray, values: np.ndarray,
+                         log_p: np.ndarray | None = None) -> np.ndarray:
         n, m, _ = values.shape
         states = np.repeat(x[:, None, :], m, axis=1)
         rows = np.arange(n)[:, None, None]
         states[rows, np.arange(m)[None, :, None], sites[:, None, :]] = values
-        log_p = self._log_prob(x)
-        return self._log_prob(states.reshape(n * m, -1)).reshape(n, m) - log_p[:, None]
-
-    def block_log_ratio(self, x: np.ndarray, sites: np.ndarray, values: np.ndarray) -> np.ndarray:
-        """log p̃(x with x[sites] = values[:, j]) − log p̃(x) for m patterns per row.
-
-        ``sites`` is ``(n, k)`` distinct site indices per row and ``values`` is
-        ``(n, m, k)`` 0/1; returns ``(n, m)``. Costs n·m evaluations.
-        """
-        self._count(values.shape[0] * values.shape[1])
-        return self._block_log_ratio(x, sites, values.astype(np.uint8))
+        known = self._log_prob(x) if log_p is None else log_p
+        return self._log_prob(states.reshape(n * m, -1)).reshape(n, m) - known[:, None]
 
     def _value_and_grad(self, x: np.ndarray):
         raise TypeError(f"target {self.registry_name!r} has no differentiable extension (no gradient)")
-
-    def value_and_grad(self, x):
-        """log p̃(x) and ∇ₓ log p̃ of its differentiable extension at binary x. Costs n."""
-        x = self.check_states(x)
-        if not self.differentiable:
-            raise TypeError(f"target {self.registry_name!r} has no differentiable extension (no gradient)")
-        self._count(x.shape[0])
-        return self._value_and_grad(x)
-
-    def grad_log_prob(self, x) -> np.ndarray:
-        """∇ₓ log p̃ of the differentiable extension at binary states x; ``(n, d)``."""
-        return self.value_and_grad(x)[1]
 
     def enumerate(self):
         """All 2^d states and their log p̃ (uncounted): ``(states, log_p)``. Needs d ≤ 24."""

@@ -38,7 +38,8 @@ from pathlib import Path
 import numpy as np
 import param
 
-from .base import ImageAxes, Target, TargetSize, array_shape, stored_bytes
+from .base import Target, TargetSize, array_shape, stored_bytes
+from .picture import ImageAxes
 
 DIABETES_CSV = Path(__file__).resolve().parent.parent / "assets" / "bvs" / "diabetes.csv"
 #: Relative eigenvalue threshold of the pseudo-inverse (collinear columns).

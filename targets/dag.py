@@ -96,7 +96,8 @@ import numpy as np
 import param
 from scipy.special import gammaln
 
-from .base import ImageAxes, Target, TargetSize, all_states, array_shape, stored_bytes
+from .base import Target, TargetSize, all_states, array_shape, stored_bytes
+from .picture import ImageAxes
 
 #: Largest n for which ``enumerate()`` / ``enumerate_dags()`` list all 2^{n(n−1)} graphs.
 MAX_ENUMERATE_NODES = 5

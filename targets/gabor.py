@@ -46,7 +46,8 @@ from dataclasses import dataclass
 import numpy as np
 import param
 
-from .base import ImagePart, TargetSize, side_by_side
+from .base import TargetSize
+from .picture import ImagePart, side_by_side
 from .pairwise import PairwiseBinaryModel, model_bytes
 
 

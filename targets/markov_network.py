@@ -269,7 +269,7 @@ class MarkovNetwork(Target):
             log_p += group.log_values(group.entries(xt)).sum(axis=0)
         return log_p
 
-    def _delta_log_prob(self, x):
+    def _delta_log_prob(self, x, log_p=None):
         xt = np.ascontiguousarray(x.T)
         differences = [group.flip_differences(group.entries(xt)) for group in self._groups]
         delta_t = self._incidence @ np.concatenate([np.zeros((0, x.shape[0])), *differences])

@@ -169,10 +169,10 @@ class PairwiseBinaryModel(Target):
     def _flip_log_ratio(self, x, idx, log_p):
         return flip_log_ratios(x, np.asarray(idx, dtype=np.int64), self._field, self._nbr, self._w, self._beta)
 
-    def _delta_log_prob(self, x):
+    def _delta_log_prob(self, x, log_p=None):
         return -2.0 * self._beta * self._spins(x) * self._local_field(x)
 
-    def delta_after_flip(self, x, delta, idx):
+    def delta_after_flip(self, x, delta, idx, log_p=None):
         """Compiled (``flip_ratio_updates``): row c gets sites (i, its neighbours) and their new ratios."""
         n = x.shape[0]
         sites = np.empty((n, 1 + self._nbr.shape[1]), dtype=np.int64)
@@ -181,7 +181,7 @@ class PairwiseBinaryModel(Target):
                                        self._beta, sites, values))
         return sites, values
 
-    def _block_log_ratio(self, x, sites, values):
+    def _block_log_ratio(self, x, sites, values, log_p=None):
         rows = np.arange(x.shape[0])
         f_block = self._local_field(x, sites)  # (n, k)
         delta_s = self._spins(values) - self._spins(x[rows[:, None], sites])[:, None, :]  # (n, m, k)

@@ -33,7 +33,8 @@ import numpy as np
 import param
 from scipy.special import expit, logsumexp, softmax
 
-from .base import ImageAxes, ImagePart, Target, TargetSize, all_states, array_shape, stored_bytes
+from .base import Target, TargetSize, all_states, array_shape, stored_bytes
+from .picture import ImageAxes, ImagePart
 
 #: The model shipped with the explorer: 16 hidden units trained on binarised 8×8 digits.
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "assets" / "rbm_digits.npz"
@@ -197,13 +198,13 @@ class RBM(Target):
         sign = 1.0 - 2.0 * v[np.arange(len(v)), idx]  # Δv_i = ±1
         return self._log_ratio(self._preactivations(v), sign * self._b[idx], sign[:, None] * self._W[idx])
 
-    def _delta_log_prob(self, x):
+    def _delta_log_prob(self, x, log_p=None):
         v = x.astype(np.float64)
         sign = 1.0 - 2.0 * v  # (n, d): Δv_i for the flip of site i
         shift = sign[:, :, None] * self._W  # (n, d, H)
         return self._log_ratio(self._preactivations(v), sign * self._b, shift)
 
-    def _block_log_ratio(self, x, sites, values):
+    def _block_log_ratio(self, x, sites, values, log_p=None):
         v = x.astype(np.float64)
         rows = np.arange(len(v))[:, None]
         dv = values - v[rows, sites][:, None, :]  # (n, m, k)

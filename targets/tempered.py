@@ -73,19 +73,23 @@ class Tempered(Target):
     def _flip_log_ratio(self, x, idx, log_p):
         return self.beta * self.base._flip_log_ratio(x, idx, log_p / self.beta)
 
-    def _delta_log_prob(self, x):
-        return self.beta * self.base._delta_log_prob(x)
+    def _base_log_p(self, log_p):
+        """The base's log p̃ of states whose log p̃ here is ``log_p`` (β·log p̃_base), or None."""
+        return None if log_p is None else log_p / self.beta
 
-    def delta_after_flip(self, x, delta, idx):
+    def _delta_log_prob(self, x, log_p=None):
+        return self.beta * self.base._delta_log_prob(x, self._base_log_p(log_p))
+
+    def delta_after_flip(self, x, delta, idx, log_p=None):
         """The base's changed ratios at β·(its Δ), counted here and not on the base (whose counter is restored)."""
         before = self.base.n_evals
-        sites, values = self.base.delta_after_flip(x, delta / self.beta, idx)
+        sites, values = self.base.delta_after_flip(x, delta / self.beta, idx, self._base_log_p(log_p))
         self._count(self.base.n_evals - before)
         self.base.n_evals = before
         return sites, self.beta * values
 
-    def _block_log_ratio(self, x, sites, values):
-        return self.beta * self.base._block_log_ratio(x, sites, values)
+    def _block_log_ratio(self, x, sites, values, log_p=None):
+        return self.beta * self.base._block_log_ratio(x, sites, values, self._base_log_p(log_p))
 
     def _value_and_grad(self, x):
         value, grad = self.base._value_and_grad(x)

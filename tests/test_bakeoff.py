@@ -7,6 +7,10 @@ on the machine's speed; CPU-second columns are only checked to exist.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -14,6 +18,7 @@ import pytest
 
 import samplers
 import targets
+from dashboard import bakeoff_page
 from samplers.common.exact import integrated_time, stationary_distribution, transition_matrix
 from sweeps import bakeoff
 from sweeps.__main__ import main
@@ -24,6 +29,8 @@ from sweeps.bake_off.summary import MEASURES, NO_INTERVAL, NOTHING_SETTLED, TIE,
     RunMeasures, spread, table, verdict
 from sweeps.bake_off.task import BakeoffRun, label
 from tests.tiny import TINY_UAI
+
+ROOT = Path(__file__).resolve().parents[1]
 
 #: Result entries that are measured times, the only ones two executions of a run may differ in.
 TIMED = {"trace_seconds", "step_seconds"}
@@ -55,7 +62,8 @@ def test_bakeoff_on_every_sampler_ranks_skips_and_streams(tmp_path):
     for efficient, accepting in zip(*(sorted(result.runs[f"dmala ({way}-tuned)"], key=lambda run: run.replicate)
                                       for way in ("efficiency", "acceptance"))):
         assert efficient.acceptance_kernel == accepting.kernel  # both variants share the acceptance tuning
-    page = result.save(tmp_path / "report")
+    assert result.save(tmp_path / "report").read_text().startswith("Bake-off on ")
+    page = bakeoff_page.save(result, tmp_path / "report")
     assert page.exists() and "tuning curves" in page.read_text()
     # DLMC's exact ratios cost 1 + d evaluations a chain: its half of the tuning budget pays no three pilots
     assert "dlmc (efficiency-tuned): " in said and "no efficiency search" in said
@@ -160,11 +168,17 @@ def test_the_efficiency_search_never_spends_more_than_its_half():
 def test_the_command_line_runs_end_to_end(tmp_path, capsys):
     uai = tmp_path / "tiny.uai"
     uai.write_text(TINY_UAI)
-    main(["bakeoff", "--target", str(uai), "--samplers", "metropolis,gibbs", "--budget", "400", "--chains", "3",
-          "--workers", "0", "--results", str(tmp_path / "runs"), "--report", str(tmp_path / "report")])
+    options = ["--target", str(uai), "--samplers", "metropolis,gibbs", "--budget", "400", "--chains", "3",
+               "--workers", "0", "--results", str(tmp_path / "runs"), "--report", str(tmp_path / "report")]
+    main(["bakeoff", *options])
     out = capsys.readouterr().out
     assert "| 1 |" in out and ("wins" in out or "tie:" in out or "no winner:" in out)
-    assert (tmp_path / "report" / "bakeoff.html").exists() and (tmp_path / "report" / "bakeoff.md").exists()
+    assert (tmp_path / "report" / "bakeoff.md").exists() and not (tmp_path / "report" / "bakeoff.html").exists()
+    stored = sorted((tmp_path / "runs").rglob("*"))
+    bakeoff_page.main(options)  # the page's command: the same runs, read from the store, and their figures
+    assert sorted((tmp_path / "runs").rglob("*")) == stored
+    assert out.split("written:")[0] == capsys.readouterr().out.split("written:")[0]
+    assert (tmp_path / "report" / "bakeoff.html").exists()
 
 
 def measured(sampler: str, rates, variant: str = "own", problems=()) -> list:
@@ -314,3 +328,33 @@ def test_the_report_says_when_the_rate_it_does_not_judge_puts_another_sampler_fi
     result = SimpleNamespace(table=table(measured, "seconds"), axis="seconds")
     assert other_rate_line(result) == ["Judged on ESS per CPU s. On ESS per 1k evals, gwg is first instead: 50 "
                                        "against locally_balanced's 10.", ""]
+
+
+# -- scripts -----------------------------------------------------------------------------------------------------
+SCRIPT = """
+import targets
+from sweeps import bakeoff
+result = bakeoff(targets.make("ising1d", m=8), samplers=["metropolis", "gibbs"], budget=2000, seeds=2, chains=3,
+                 results="runs", progress=False{workers})
+print("ranked", sorted(result.table.index))
+"""
+
+
+def run_script(tmp_path, workers: str) -> subprocess.CompletedProcess:
+    """A plain script, without ``if __name__ == "__main__":``, that calls ``bakeoff``."""
+    script = tmp_path / "plain.py"
+    script.write_text(SCRIPT.format(workers=workers), encoding="utf-8")
+    return subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_a_plain_script_without_a_main_guard_runs_a_bakeoff_here_by_default(tmp_path):
+    finished = run_script(tmp_path, "")
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    assert finished.stdout.strip() == "ranked ['gibbs', 'metropolis']"
+
+
+def test_a_plain_script_asking_for_dask_workers_is_told_to_add_the_main_guard(tmp_path):
+    failed = run_script(tmp_path, ", workers=2")
+    assert failed.returncode != 0
+    assert 'Put the call under `if __name__ == "__main__":`, or pass workers=0' in failed.stderr, failed.stderr[-2000:]

@@ -14,6 +14,7 @@ from benchmarks.claims.lsb_models import RbmEvidence, Trace
 from samplers.diagnostics.convergence import Reference
 from samplers.diagnostics.verdicts import (INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, WEAKER, Judgement, Much, Ratio,
                                            ratio_evidence)
+from sweeps.runner import perform_task
 
 from .stored import DictStore
 
@@ -233,11 +234,11 @@ def test_our_runs_count_evaluations_per_sampling_iteration_as_table_4():
     for label, expected in (("Gibbs-2", 4.0), ("HB-10-1", 11.0), ("FLSB2", 1.0)):
         spec = runs[label]
         assert isinstance(spec, RunSpec)
-        result = spec.perform(0)
+        result = perform_task(spec, 0)
         assert Trace.from_result(result, 6).per_iteration("evaluations") == expected
     # Appendix F's other block samplers: 2^k values of a block, or the Hamming ball's 1 + 10 + 45 (+ 120) states
     for label, expected in (("Gibbs-4", 16.0), ("Gibbs-10", 1024.0), ("HB-10-2", 56.0), ("HB-10-3", 176.0)):
-        result = models.count_runs(small)[0][label].perform(0)
+        result = perform_task(models.count_runs(small)[0][label], 0)
         assert Trace.from_result(result, 0).per_iteration("evaluations") == expected
 
 

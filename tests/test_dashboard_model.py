@@ -32,7 +32,8 @@ from engine.config import MAX_CONFIG_BYTES, RunConfig
 from engine.engine import Engine
 from engine.export import run_record_json, trace_csv
 from engine.presets import load_presets
-from engine.session import CpuShare, RunSession, diagnostics
+from engine.pacing import CpuShare, Every
+from engine.session import RunSession, diagnostics
 from engine.snapshot import Display, Snapshot, Status
 from engine.uploads import MAX_UPLOAD_BYTES, parse_upload
 from tests.tiny import TINY_UAI
@@ -508,7 +509,7 @@ def test_the_diagnostics_are_computed_in_the_background_and_sent_once_finished(m
 
     monkeypatch.setattr(session_module, "diagnostics", slow)
     monkeypatch.setattr(session_module, "DIAGNOSTICS_SECONDS", 0.0)
-    session._diagnostics_due = session_module._Every(0.0)
+    session._diagnostics_due = Every(0.0)
     assert session.snapshot(Display()).diagnostics is None and computing.wait(60)
     assert session.unsent  # the worker will answer when it is done
     assert session.snapshot(Display()).diagnostics is None  # a snapshot never waits for it

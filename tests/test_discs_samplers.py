@@ -19,6 +19,7 @@ import samplers
 import targets
 from samplers.common.exact import stationary_distribution, transition_matrix
 from targets import all_states
+from tests.conformance import assert_invariant
 from tests.test_exactness import assert_long_run_marginals, chi_square_p_value, steps_to_converge
 from tests.tiny import TINY_TARGETS
 
@@ -37,15 +38,6 @@ GRADIENT_CASES = [
     ("pas", {"burn_in": 0, "path_length": 2, "ratios": "exact", "balancing": "min"}),
 ]
 IDS = [f"{name}-{'-'.join(f'{k}={v}' for k, v in kw.items())}" for name, kw in GRADIENT_CASES]
-
-
-def assert_invariant(T, pi, reversible=True):
-    assert T.min() >= -1e-15
-    np.testing.assert_allclose(T.sum(axis=1), 1.0, atol=1e-12)
-    np.testing.assert_allclose(pi @ T, pi, atol=1e-10, rtol=0)
-    if reversible:
-        flow = pi[:, None] * T
-        np.testing.assert_allclose(flow, flow.T, atol=1e-10, rtol=0)
 
 
 def as_black_box(model):

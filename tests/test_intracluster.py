@@ -32,8 +32,9 @@ from samplers.common.history import BoundedHistory
 from samplers.diagnostics.ess import ess
 from samplers.intracluster.fixed_distance import fixed_distance_states
 from samplers.intracluster.walk_adaptation import HISTORY_COLUMNS, stochastic_round
-from samplers.intracluster.walks import _KINDS
+from samplers.intracluster.walk_steps import KINDS
 from targets.base import state_codes
+from tests.conformance import assert_invariant
 from tests.test_exactness import chi_square_p_value
 from tests.tiny import TINY_TARGETS
 
@@ -101,11 +102,7 @@ def restricted_kernel(sampler):
 def test_exact_kernel_on_the_support_is_stochastic_invariant_and_reversible(case):
     name, target_name, n, kw = case
     _, pi, T = restricted_kernel(make(name, target_name, n, **kw))
-    assert T.min() >= 0
-    np.testing.assert_allclose(T.sum(axis=1), 1.0, atol=1e-12)
-    np.testing.assert_allclose(pi @ T, pi, atol=1e-10, rtol=0)
-    flow = pi[:, None] * T
-    np.testing.assert_allclose(flow, flow.T, atol=1e-10, rtol=0)
+    assert_invariant(T, pi)
     assert np.all(np.diag(T) < 1 - 1e-6), "some state never moves"
 
 
@@ -349,7 +346,7 @@ def test_walk_caches_equal_a_rebuild_from_the_states_after_many_moves(backend, r
     assert walks.states is sampler.states and not walks.barred.any()
     np.testing.assert_allclose(walks.delta, target.delta_log_prob(sampler.states), atol=1e-9)
     if backend == "tree":  # every leaf exactly, and every total, as built afresh from the states and cached ratios
-        allowed = (sampler.states[None] != sampler.reference_state) == _KINDS[:, :, None]
+        allowed = (sampler.states[None] != sampler.reference_state) == KINDS[:, :, None]
         fresh = LogSumTree(np.where(allowed, 0.6 * walks.delta, -np.inf).reshape(10, -1))
         np.testing.assert_array_equal(walks.trees.log_leaves, fresh.log_leaves)
         np.testing.assert_allclose(walks.trees.log_total, fresh.log_total, rtol=1e-12)
@@ -423,10 +420,7 @@ def test_a_frozen_adapted_sampler_is_the_plain_exact_kernel_with_the_tuned_param
     assert tuned["gamma"] != 2.0 and isinstance(tuned["walk_length"], int if walk_length == 3 else tuple)
     assert sampler.config()["params"] == requested  # the parameters stay as requested
     _, pi, T = restricted_kernel(sampler)
-    np.testing.assert_allclose(T.sum(axis=1), 1.0, atol=1e-12)
-    np.testing.assert_allclose(pi @ T, pi, atol=1e-10, rtol=0)
-    flow = pi[:, None] * T
-    np.testing.assert_allclose(flow, flow.T, atol=1e-10, rtol=0)
+    assert_invariant(T, pi)
     # The frozen kernel is the plain sampler with the tuned γ and walk length (the requested ones merged under them).
     plain = make("intracluster", "frustrated_boltzmann", 4, **{k: v for k, v in {**requested, **tuned}.items()
                                                                if k != "n_active"})

@@ -5,7 +5,7 @@ Packages sit on floors: ``targets`` < ``samplers`` < ``engine`` < ``sweeps`` <
 floors below it, and no modules import each other round a circle (a module
 that imports the package listing it, as a registry, closes one). Views import nothing of the library
 but ``engine.snapshot`` (the views' base class also holds the session's
-``RunClient``), and no library package imports Panel or Bokeh. Lazy imports
+``RunClient``), and no library package imports Panel, Bokeh or HoloViews. Lazy imports
 inside functions count; imports under ``if TYPE_CHECKING:`` (annotations only)
 do not.
 """
@@ -25,7 +25,7 @@ FLOORS = {"targets": 0, "samplers": 1, "engine": 2, "sweeps": 3, "dashboard": 4,
 VIEWS_IMPORT = {"engine.snapshot"}
 VIEWS_BASE_IMPORT = {"engine.snapshot", "engine.client"}
 #: Packages the library (everything below ``dashboard``) never imports.
-PAGE_ONLY = ("panel", "bokeh")
+PAGE_ONLY = ("panel", "bokeh", "holoviews")
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -120,6 +120,12 @@ def test_a_sampler_importing_the_dashboard_is_caught(tmp_path):
 def test_a_view_importing_a_sampler_module_is_caught(tmp_path):
     found = _planted(tmp_path, "dashboard/views/traces.py", "from samplers.base import Sampler")
     assert len(found) == 1 and "the view dashboard.views.traces imports samplers.base" in found[0]
+
+
+def test_a_library_module_drawing_with_holoviews_is_caught(tmp_path):
+    found = _planted(tmp_path, "sweeps/bake_off/report.py", "def page():\n    import holoviews.plotting.bokeh")
+    assert found == [f"sweeps/bake_off/report.py:{_last_line(tmp_path, 'sweeps/bake_off/report.py')}: "
+                     "sweeps.bake_off.report imports holoviews.plotting.bokeh, which only the dashboard may"]
 
 
 def test_a_lazy_import_of_the_package_that_lists_a_module_and_a_circle_are_caught(tmp_path):

@@ -8,45 +8,24 @@ import pytest
 import samplers
 import targets
 
-ALL_SETTINGS = {
-    "metropolis": {},
-    "gibbs": {},
-    "block_gibbs": {"block_size": 2},
-    "hamming_ball": {"block_size": 4, "radius": 1},
-    "locally_balanced": {"balancing": "barker"},
-    "gwg": {},
-    "lsb": {"parametrization": "lsb2", "burn_in": 20},
-    "flsb": {"parametrization": "lsb1", "burn_in": 20},
-    "intracluster": {"n_active": 18, "walk_length": (1, 3), "gamma": 0.5},
-    "kawasaki": {"n_active": 18},
-    "structure_mcmc": {},
-    "partition_mcmc": {},
-    "dmala": {"burn_in": 20},
-    "dlmc": {"burn_in": 20},
-    "pas": {"path_length": 3, "burn_in": 20},
-    "parallel_tempering": {"base": "locally_balanced", "n_replicas": 3},
-    "swendsen_wang": {},
-    "wolff": {},
-}
-#: Samplers of DAGs need a DAG target; the others run on a 6 × 6 segmentation.
-DAG_SAMPLERS = {"structure_mcmc", "partition_mcmc"}
+def example(name: str) -> tuple[targets.Target, dict]:
+    """The example target and parameters of sampler ``name``'s facts (``samplers.base.SamplerFacts``)."""
+    facts = samplers.sampler_class(name).facts
+    target_name, target_params = facts.example_target
+    return targets.make(target_name, **target_params), dict(facts.example)
 
 
-def test_registry_lists_every_sampler():
-    assert set(samplers.available()) == set(ALL_SETTINGS)
-
-
-@pytest.mark.parametrize("name", sorted(ALL_SETTINGS))
+@pytest.mark.parametrize("name", samplers.available())
 def test_same_seed_gives_the_same_run_and_config_replays_it(name):
-    target = (targets.make("dag", n_nodes=4) if name in DAG_SAMPLERS else targets.make("ising_segmentation", size=6))
-    first = samplers.make(name, target, n_chains=3, seed=11, **ALL_SETTINGS[name])
+    target, params = example(name)
+    first = samplers.make(name, target, n_chains=3, seed=11, **params)
     trace = samplers.run(first, 50, keep_states_every=10)
     config = first.config()
     replay = samplers.make(config["sampler"], target, **config["params"])
     again = samplers.run(replay, 50, keep_states_every=10)
     np.testing.assert_array_equal(trace.log_prob, again.log_prob)
     np.testing.assert_array_equal(trace.states, again.states)
-    other = samplers.run(samplers.make(name, target, n_chains=3, seed=12, **ALL_SETTINGS[name]), 50)
+    other = samplers.run(samplers.make(name, target, n_chains=3, seed=12, **params), 50)
     assert not np.array_equal(trace.log_prob, other.log_prob)
 
 

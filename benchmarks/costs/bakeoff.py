@@ -31,6 +31,7 @@ import numpy as np
 
 import targets
 from benchmarks import SWEEP_DEFAULTS, SWEEP_HELPS, arguments
+from dashboard import bakeoff_page
 from sweeps import bakeoff
 
 #: The shipped Markov network the benchmark reads as a file.
@@ -66,7 +67,7 @@ def main(argv=None) -> None:
         result = bakeoff(target, budget=args.budget, seeds=args.seeds, chains=args.chains, seed=args.seed,
                          results=args.results or None, workers=args.workers, scheduler=args.scheduler or None)
         print(result)
-        print("written:", result.save(), "\n", flush=True)
+        print("written:", result.save(), bakeoff_page.save(result), "\n", flush=True)
         gains[title] = result.tuning_gain()
     print("### Efficiency tuning against acceptance tuning: ESS per 1k evaluations, efficiency-tuned / "
           "acceptance-tuned (per-seed ratio, 95 % interval)\n")

@@ -27,15 +27,18 @@ and drawing j is O(log d), so a step costs O(1) evaluations on a lattice.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import param
 from numba import njit
 
 from samplers.balanced.sumtree import (LogSumTree, commit_path, log_total_after, log_total_of, prefetch_path,
                                        sample_rows, tree_depth)
-from samplers.base import (Sampler, acceptance_probability, inverse_cdf, log_softmax, metropolis_accept,
-                           taylor_flip_log_ratios)
+from samplers.base import (ExactCase, Sampler, SamplerFacts, acceptance_probability, inverse_cdf, log_softmax,
+                          metropolis_accept, taylor_flip_log_ratios)
 from samplers.common.prefetch import prefetch
+from samplers.diagnostics.inspection import ProposalInspection
 from samplers.lsb.balancing import BALANCING, CODES, NO_TABLE, log_balancing, log_g_scalar
 from targets.base import flip
 from targets.compiled import helper
@@ -265,6 +268,18 @@ class _FlipProposalSampler(Sampler):
         log_alpha = flip_log_acceptance(log_ratio, log_q, log_q_back)
         return self._with_stay(x, neighbours, np.exp(log_q) * acceptance_probability(log_alpha))
 
+    def describe_move(self, x, proposal, record, chain, common):
+        """A single flip drawn from Q(x^(j) | x) = g(t_j)/Z, accepted by MH on Q(x | x^(j))/Q(x^(j) | x)."""
+        if common["proposed_sites"].size != 1:
+            return None
+        site = common["proposed_sites"][0]
+        log_q = self._log_proposal(x[None])[0]
+        log_q_reverse = float(self._log_proposal(proposal[None])[0][site])
+        log_alpha = flip_log_acceptance(common["log_target_ratio"], log_q[site], log_q_reverse)
+        return ProposalInspection(kind="single flip", log_q=log_q, log_q_forward=float(log_q[site]),
+                                  log_q_reverse=log_q_reverse,
+                                  acceptance=float(acceptance_probability(np.array([log_alpha]))[0]), **common)
+
 
 class LocallyBalanced(_FlipProposalSampler):
     """Zanella's locally balanced single-flip proposal with exact flip ratios and MH correction.
@@ -277,6 +292,11 @@ class LocallyBalanced(_FlipProposalSampler):
     """
 
     registry_name = "locally_balanced"
+    facts = SamplerFacts(
+        example={"balancing": "barker"},
+        exact=(*(ExactCase({"balancing": name}) for name in ("barker", "sqrt", "min", "max")),
+               ExactCase({"balancing": "sqrt"}, "boltzmann", {})),
+        warm_up=({},), warm_up_transition_row=True, inspection="single flip")
     bytes_per_site = Sampler.bytes_per_site + 8  # the flip log-ratios Δ
     record_neighbours = param.Boolean(False, doc="Put the flip ratios of all d neighbours of each chain's state "
                                                  "(computed for the proposal anyway) in every step record, so "
@@ -290,7 +310,7 @@ class LocallyBalanced(_FlipProposalSampler):
         return super().estimated_bytes(n_chains, dim, params) + LogSumTree.estimated_bytes(n_chains, dim) + neighbours
 
     def _prepare(self):
-        self._keep_flip_ratios(self.target.delta_log_prob(self.states))
+        self._keep_flip_ratios(self.target.delta_log_prob(self.states, self.log_p))
 
     def _log_proposal(self, x):
         return log_softmax(self.log_g(self.target.delta_log_prob(x)))
@@ -306,7 +326,8 @@ class LocallyBalanced(_FlipProposalSampler):
         n = self.states.shape[0]
         accepted, proposed_log_prob, old_bits = np.empty(n, dtype=bool), np.empty(n), np.empty(n, dtype=np.uint8)
         idx = self._tree.sample(self.rng)
-        sites, values = self.target.delta_after_flip(self.states, self._delta, idx)
+        flipped_log_p = self.log_p + self._delta[np.arange(n), idx]  # known: the ratios are to the current states
+        sites, values = self.target.delta_after_flip(self.states, self._delta, idx, flipped_log_p)
         locally_balanced_moves(self.states, self.log_p, self._delta, *self._tree.arrays, idx, sites, values,
                                *self._g_kernel(), np.log(self.rng.random(n)), accepted, proposed_log_prob, old_bits)
         return self._single_flip_record(idx, old_bits, accepted, proposed_log_prob)
@@ -328,6 +349,10 @@ class GibbsWithGradients(_FlipProposalSampler):
     """
 
     registry_name = "gwg"
+    facts = SamplerFacts(
+        exact=(ExactCase(), ExactCase(target="boltzmann", target_params={})),
+        # on a pairwise model GWG is the locally balanced kernel; on an RBM its compiled pass over the gradient
+        warm_up=({},), warm_up_on=("rbm",), inspection="single flip")
     bytes_per_site = Sampler.bytes_per_site + 8  # the gradient of log p̃, or on a pairwise model the flip ratios
     #: Whether steps on a pairwise model run the locally balanced kernel (a subclass that reads the gradient
     #: does not).
@@ -383,3 +408,9 @@ class GibbsWithGradients(_FlipProposalSampler):
         if not self._compiled_pairwise():
             return super().transition_row(x)
         return self._tree_transition_row(x, taylor_flip_log_ratios(x[None, :], self.target.grad_log_prob(x[None, :])))
+
+    def describe_move(self, x, proposal, record, chain, common):
+        """The single flip, with the gradient's Taylor estimates of the flip ratios the proposal was built on."""
+        described = super().describe_move(x, proposal, record, chain, common)
+        return None if described is None else replace(
+            described, estimated_log_ratio=taylor_flip_log_ratios(x[None], self.target.grad_log_prob(x[None]))[0])

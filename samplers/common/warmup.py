@@ -29,25 +29,6 @@ from samplers.registry import SAMPLERS
 
 _READY = False
 
-#: (sampler, its parameters) stepped on every warm-up target: each reaches a different set of kernels.
-WARM_SAMPLERS = [
-    ("metropolis", {}),
-    ("locally_balanced", {}),
-    ("lsb", {"parametrization": "lsb1", "burn_in": 1}),  # a learning step on the mixture trees, then frozen
-    ("lsb", {"parametrization": "lsb2", "keep_adapting": True}),  # learning steps on a table (the dense kernels)
-    ("block_gibbs", {"block_size": 2}),
-    ("hamming_ball", {"block_size": 3, "radius": 1}),
-    ("intracluster", {"backend": "dense"}),
-    ("intracluster", {"backend": "tree"}),
-    ("dmala", {"ratios": "exact", "burn_in": 1}),
-    ("dlmc", {"burn_in": 0}),
-    ("pas", {"ratios": "exact", "path_length": 2, "burn_in": 0}),
-    ("swendsen_wang", {}),
-    ("wolff", {}),
-]
-#: Samplers of pairwise ferromagnets only, warmed up on the pairwise target alone.
-PAIRWISE_ONLY = {"swendsen_wang", "wolff"}
-
 
 def kernels_ready() -> bool:
     """True once ``warm_up()`` has run in this process (or in the process it was forked from)."""
@@ -55,16 +36,18 @@ def kernels_ready() -> bool:
 
 
 def _warm_runs() -> list[tuple[targets.Target, str, dict]]:
-    """(target, sampler, its parameters) of the warm-up: ``WARM_SAMPLERS`` on a sparse pairwise model and on a black
-    box, the two shapes of flip-ratio updates (``PAIRWISE_ONLY`` on the first alone), and GWG on a tiny RBM, a
-    target with a gradient and no flip tables: its proposal's compiled pass over the gradient's Taylor estimates
-    (on a pairwise model GWG is the locally balanced kernel)."""
+    """(target, sampler, its parameters) of the warm-up: every registered sampler's ``facts.warm_up`` parameter
+    sets, on the warm-up targets its ``facts.warm_up_on`` names: a sparse pairwise model and a black box, the two
+    shapes of flip-ratio updates, and a tiny RBM, a target with a gradient and no flip tables (GWG's compiled pass
+    over the gradient's Taylor estimates; on a pairwise model GWG is the locally balanced kernel)."""
     weights = np.linspace(-1.0, 1.0, 6)
-    pairwise = targets.make("ising_segmentation", size=3, seed=0)
-    black_box = targets.from_log_prob(lambda x: x @ weights, 6)
-    rbm = targets.make("rbm", weights=np.zeros((6, 2)), visible_bias=weights, hidden_bias=np.zeros(2))
-    return [(target, name, params) for target in (pairwise, black_box) for name, params in WARM_SAMPLERS
-            if name not in PAIRWISE_ONLY or target is pairwise] + [(rbm, "gwg", {})]
+    warm_targets = {
+        "pairwise": targets.make("ising_segmentation", size=3, seed=0),
+        "black_box": targets.from_log_prob(lambda x: x @ weights, 6),
+        "rbm": targets.make("rbm", weights=np.zeros((6, 2)), visible_bias=weights, hidden_bias=np.zeros(2)),
+    }
+    return [(warm_targets[kind], name, dict(params)) for kind in warm_targets for name in SAMPLERS.names()
+            for params in SAMPLERS.cls(name).facts.warm_up if kind in SAMPLERS.cls(name).facts.warm_up_on]
 
 
 def warm_up() -> float:
@@ -77,7 +60,7 @@ def warm_up() -> float:
         store.update(sampler.step(record=True))
         store.flush()
         sampler.step(record=False)
-        if name in ("locally_balanced", "dmala", "pas", "wolff"):
+        if sampler.facts.warm_up_transition_row:
             sampler.transition_row(sampler.states[0])
     ParticleIndex(6, capacity=2).reserve(4)  # the index's rehash, which a run reaches when its store first grows
     ess(np.arange(16.0).reshape(2, 8))  # the diagnostics' arviz-stats, imported on first use

@@ -85,7 +85,7 @@ import itertools
 import numpy as np
 import param
 
-from samplers.base import acceptance_probability, metropolis_accept, sample_weighted
+from samplers.base import ExactCase, Move, SamplerFacts, acceptance_probability, metropolis_accept, sample_weighted
 from samplers.dag.structure_mcmc import DagSampler, nodes_of
 
 
@@ -231,6 +231,10 @@ class PartitionMCMC(DagSampler):
     """Partition MCMC: Metropolis–Hastings on ordered partitions, a DAG drawn from each partition."""
 
     registry_name = "partition_mcmc"
+    facts = SamplerFacts(
+        example_target=("dag", {"n_nodes": 4}),
+        exact=(ExactCase({"move_weights": (1, 1, 1, 1)}, "dag", {"n_nodes": 3, "n_samples": 20, "seed": 3}),),
+        tempering_base=False)
     move_weights = param.NumericTuple(None, length=4, allow_None=True,
                                       doc="Probabilities of the moves (swap, swap_adjacent, split_join, "
                                           "move_node), normalised; None: BiDAG's n-dependent defaults.")
@@ -378,7 +382,7 @@ class PartitionMCMC(DagSampler):
         self.states[rejected] = self._draw_dags(self.family_weights(self.partitions[rejected])[1])
         self.log_p[rejected] = self.target.log_prob(self.states[rejected])
         sites = np.broadcast_to(np.arange(self.target.dim), proposed.shape)
-        return dict(accepted=accepted, proposed_sites=sites, proposed_values=proposed,
+        return Move(accepted=accepted, proposed_sites=sites, proposed_values=proposed,
                     proposed_log_prob=proposed_log_p)
 
     def transition_row(self, x):

@@ -50,7 +50,8 @@ from __future__ import annotations
 import numpy as np
 import param
 
-from samplers.base import Sampler, acceptance_probability, metropolis_accept, sample_weighted
+from samplers.base import (ExactCase, Move, Sampler, SamplerFacts, acceptance_probability, metropolis_accept,
+                          sample_weighted)
 from targets.dag import DagStructure
 
 
@@ -94,6 +95,12 @@ class DagSampler(Sampler):
         limits = [self.target.n_nodes - 1, self.max_parents, self.target.max_parents]
         return min(limit for limit in limits if limit is not None)
 
+    def exact_support(self) -> tuple[np.ndarray, np.ndarray]:
+        """The DAGs the chain visits (p̃ > 0, every in-degree ≤ ``fan_in``) and their log p̃, uncounted (n ≤ 5)."""
+        dags, log_p = self.target.enumerate_dags()
+        keep = np.isfinite(log_p) & (np.bitwise_count(self.target.parent_masks(dags)).max(axis=1) <= self.fan_in)
+        return dags[keep], log_p[keep]
+
     def reset(self, init=None) -> None:
         """Restart from ``init`` (DAGs, validated) or, by default, from the empty graph in every chain."""
         states = np.zeros((1, self.target.dim), dtype=np.uint8) if init is None else self.target.check_states(init)
@@ -114,6 +121,10 @@ class StructureMCMC(DagSampler):
     """Metropolis–Hastings on DAGs with uniform single-edge addition, deletion and reversal proposals."""
 
     registry_name = "structure_mcmc"
+    facts = SamplerFacts(
+        example_target=("dag", {"n_nodes": 4}),
+        exact=(ExactCase(target="dag", target_params={"n_nodes": 3, "n_samples": 20, "seed": 3}),),
+        tempering_base=False)
 
     @classmethod
     def estimated_bytes(cls, n_chains, dim, params=None):
@@ -177,7 +188,7 @@ class StructureMCMC(DagSampler):
         self.states[accepted] = proposals[accepted]
         self.log_p[accepted] = proposed_log_p[accepted]
         self._moves[accepted] = moves[accepted]
-        return dict(accepted=accepted, proposed_sites=sites, proposed_values=values,
+        return Move(accepted=accepted, proposed_sites=sites, proposed_values=values,
                     proposed_log_prob=proposed_log_p)
 
     def transition_row(self, x):

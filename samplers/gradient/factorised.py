@@ -53,7 +53,9 @@ import param
 from numba import njit
 
 from samplers.balanced.locally_balanced import flip_log_acceptance
-from samplers.base import Sampler, acceptance_probability, metropolis_accept, taylor_flip_log_ratios
+from samplers.base import (ExactCase, Move, Sampler, SamplerFacts, acceptance_probability, metropolis_accept,
+                          taylor_flip_log_ratios)
+from samplers.diagnostics.inspection import ProposalInspection
 from samplers.gradient.acceptance_tuning import AcceptanceTuned
 from samplers.gradient.flip_probabilities import JUMP_CHAIN_SCHEME, LANGEVIN_SCHEME, coordinate_flip_logs
 from samplers.gradient.pairwise_moves import factorised_pairwise_rows, factorised_pairwise_steps, fill_flip_caches
@@ -100,7 +102,8 @@ class LocalRatios(Sampler):
     def _value_and_log_ratios(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """log p̃(x) and the ``(n, d)`` flip log-ratios the proposal uses (counted evaluations)."""
         if self.ratios == "exact":
-            return self.target.log_prob(x), self.target.delta_log_prob(x)
+            log_p = self.target.log_prob(x)
+            return log_p, self.target.delta_log_prob(x, log_p)
         log_p, grad = self.target.value_and_grad(x)
         return log_p, taylor_flip_log_ratios(x, grad)
 
@@ -174,7 +177,7 @@ class _FactorisedFlips(TunedLocalProposal):
         else:
             proposals, accepted, proposed_log_prob = self._generic_step(kernel, tuning)
         sites = np.broadcast_to(np.arange(self.target.dim), proposals.shape)
-        return dict(accepted=accepted, proposed_sites=sites, proposed_values=proposals,
+        return Move(accepted=accepted, proposed_sites=sites, proposed_values=proposals,
                     proposed_log_prob=proposed_log_prob)
 
     def _generic_step(self, kernel, tuning: bool):
@@ -223,11 +226,31 @@ class _FactorisedFlips(TunedLocalProposal):
                                             flips_log_probability(proposed_log_t, flips, *kernel))
         return self._with_stay(x, proposals, np.exp(log_forward) * acceptance_probability(log_alpha))
 
+    def describe_move(self, x, proposal, record, chain, common):
+        """Independent flips: each bit's own flip probability from its ratio t_j, the product for the flips drawn
+        from x and for the same flips back from y, and MH on their ratio."""
+        _, log_t = self._value_and_log_ratios(x[None])
+        _, log_t_reverse = self._value_and_log_ratios(proposal[None])
+        kernel = self._kernel()
+        flips = (proposal != x)[None]
+        log_q = np.array([coordinate_flip_logs(kernel[0], kernel[1], u, kernel[2])[0] for u in log_t[0]])
+        forward = float(flips_log_probability(log_t, flips, *kernel)[0])
+        reverse = float(flips_log_probability(log_t_reverse, flips, *kernel)[0])
+        log_alpha = flip_log_acceptance(common["log_target_ratio"], forward, reverse)
+        return ProposalInspection(kind="independent flips", log_q=log_q, log_q_forward=forward,
+                                  log_q_reverse=reverse, acceptance=float(min(1.0, np.exp(log_alpha))),
+                                  estimated_log_ratio=log_t[0] if self.ratios == "gradient" else None, **common)
+
 
 class DMALA(_FactorisedFlips):
     """Discrete Metropolis-adjusted Langevin (Zhang, Liu & Liu 2022): every bit flips with σ(log g(t_i) − 1/(2α))."""
 
     registry_name = "dmala"
+    facts = SamplerFacts(
+        example={"burn_in": 20},
+        exact=(ExactCase({"burn_in": 0, "step_size": 0.5}),
+               ExactCase({"burn_in": 0, "step_size": 3.0, "balancing": "barker", "ratios": "exact"}, "boltzmann", {})),
+        warm_up=({"ratios": "exact", "burn_in": 1},), warm_up_transition_row=True, inspection="independent flips")
     scheme = LANGEVIN_SCHEME
     step_size = param.Number(0.2, bounds=(1e-3, 1e3), doc="Step size α (the start of the tuning if burn_in > 0); "
                                                           "larger α flips more bits.")
@@ -237,6 +260,11 @@ class DLMC(_FactorisedFlips):
     """Discrete Langevin Monte Carlo (Sun et al. 2023): every bit runs its two-state jump chain for a time h."""
 
     registry_name = "dlmc"
+    facts = SamplerFacts(
+        example={"burn_in": 20},
+        exact=(ExactCase({"burn_in": 0, "step_size": 0.4}),
+               ExactCase({"burn_in": 0, "step_size": 2.0, "ratios": "gradient"}, "boltzmann", {})),
+        warm_up=({"burn_in": 0},), inspection="independent flips")
     scheme = JUMP_CHAIN_SCHEME
     ratios = param.Selector(default="exact", objects=["exact", "gradient"],
                             doc="exact flip ratios (DLMC) or their gradient estimate (DLMCf).")

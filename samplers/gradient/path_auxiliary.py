@@ -46,7 +46,9 @@ from numba import njit
 
 from samplers.balanced.locally_balanced import flip_log_acceptance
 from samplers.balanced.sumtree import LogSumTree
-from samplers.base import Sampler, acceptance_probability, inverse_cdf
+from samplers.base import (ExactCase, Move, Sampler, SamplerFacts, acceptance_probability, inverse_cdf,
+                           log_softmax)
+from samplers.diagnostics.inspection import ProposalInspection
 from samplers.gradient.factorised import TunedLocalProposal
 from samplers.gradient.pairwise_moves import path_auxiliary_pairwise_rows, path_auxiliary_pairwise_steps
 from samplers.lsb.balancing import CODES
@@ -100,6 +102,12 @@ class PathAuxiliary(TunedLocalProposal):
     """PAS: L locally balanced flips along a path, accepted with the exact reverse-path probability."""
 
     registry_name = "pas"
+    facts = SamplerFacts(
+        example={"path_length": 3, "burn_in": 20},
+        exact=(ExactCase({"burn_in": 0, "path_length": 2}),
+               ExactCase({"burn_in": 0, "path_length": 3, "ratios": "exact", "balancing": "min"}, "boltzmann", {})),
+        warm_up=({"ratios": "exact", "path_length": 2, "burn_in": 0},), warm_up_transition_row=True,
+        inspection="path")
     bytes_per_site = Sampler.bytes_per_site + 8  # the flip log-ratios of the states
     tuned_parameter = "path_length"
     tuned_on_log = False
@@ -146,7 +154,7 @@ class PathAuxiliary(TunedLocalProposal):
         lengths = choices[self.rng.integers(0, choices.size, size=n)]
         step = self._pairwise_step if self._pairwise() else self._generic_step
         paths, proposed_values, accepted, proposed_log_prob = step(lengths, choices[-1], tuning)
-        return dict(accepted=accepted, proposed_sites=paths, proposed_values=proposed_values,
+        return Move(accepted=accepted, proposed_sites=paths, proposed_values=proposed_values,
                     proposed_log_prob=proposed_log_prob)
 
     def _generic_step(self, lengths, longest, tuning):
@@ -205,3 +213,21 @@ class PathAuxiliary(TunedLocalProposal):
             candidates.append(proposals)
             probs.append(np.exp(log_forward) * acceptance_probability(log_alpha) / choices.size)
         return self._with_stay(x, np.vstack(candidates), np.concatenate(probs))
+
+    def describe_move(self, x, proposal, record, chain, common):
+        """A PAS move: its path (the padded path's distinct sites in order), the first flip's distribution, the
+        path's probability from x and the reversed path's from y, and the acceptance."""
+        padded_path = record.proposed_sites[chain]
+        _, first = np.unique(padded_path, return_index=True)
+        path = np.asarray(padded_path)[np.sort(first)]
+        log_t = self._value_and_log_ratios(x[None])[1]
+        log_w = self.log_g(log_t)
+        log_w_reverse = self.log_g(self._value_and_log_ratios(proposal[None])[1])
+        length = np.array([path.size])
+        forward = float(path_log_probability(log_w, path[None], length, False)[0])
+        reverse = float(path_log_probability(log_w_reverse, path[None], length, True)[0])
+        log_alpha = flip_log_acceptance(common["log_target_ratio"], forward, reverse)
+        return ProposalInspection(kind="path", path=path, log_q=log_softmax(log_w)[0], log_q_forward=forward,
+                                  log_q_reverse=reverse,
+                                  acceptance=float(acceptance_probability(np.array([log_alpha]))[0]),
+                                  estimated_log_ratio=log_t[0] if self.ratios == "gradient" else None, **common)

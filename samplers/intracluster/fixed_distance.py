@@ -76,6 +76,12 @@ class FixedDistanceSampler(Sampler):
         """Whether each row of ``states`` lies in S_n(c)."""
         return np.count_nonzero(states != self.reference_state, axis=-1) == self.distance
 
+    def exact_support(self) -> tuple[np.ndarray, np.ndarray]:
+        """S_n(c) and its log p̃ (uncounted): the chains never leave it, and π_n ∝ p̃ there."""
+        states, log_p = super().exact_support()
+        inside = self.in_support(states)
+        return states[inside], log_p[inside]
+
     def check_support(self, states) -> np.ndarray:
         """``states`` as a uint8 batch, or ``ValueError`` if a row is not in S_n(c)."""
         states = self.target.check_states(states)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from samplers.base import acceptance_probability, metropolis_accept
+from samplers.base import ExactCase, Move, SamplerFacts, acceptance_probability, metropolis_accept
 from samplers.intracluster.fixed_distance import FixedDistanceSampler
 
 
@@ -28,6 +28,8 @@ class Kawasaki(FixedDistanceSampler):
     """Kawasaki exchange: swap a random differing bit with a random agreeing one, Metropolis-accepted."""
 
     registry_name = "kawasaki"
+    facts = SamplerFacts(example={"n_active": 18},
+                         exact=(ExactCase({"n_active": 3}), ExactCase({"n_active": 4}, "boltzmann", {})))
     bytes_per_site = FixedDistanceSampler.bytes_per_site + 8  # the lists of differing and agreeing bits (int64)
 
     def _prepare(self):
@@ -52,7 +54,7 @@ class Kawasaki(FixedDistanceSampler):
         slot_j = self.rng.integers(d - self.distance, size=n_chains)
         sites = np.stack([self._differing[rows, slot_i], self._agreeing[rows, slot_j]], axis=1)
         values = 1 - self.states[rows[:, None], sites]
-        log_ratio = self.target.block_log_ratio(self.states, sites, values[:, None, :])[:, 0]
+        log_ratio = self.target.block_log_ratio(self.states, sites, values[:, None, :], self.log_p)[:, 0]
         accepted = metropolis_accept(log_ratio, self.rng)
         kept = np.flatnonzero(accepted)
         self.states[kept[:, None], sites[kept]] = values[kept]
@@ -60,7 +62,7 @@ class Kawasaki(FixedDistanceSampler):
         self._agreeing[kept, slot_j[kept]] = sites[kept, 0]
         proposed_log_prob = self.log_p + log_ratio
         self.log_p[kept] = proposed_log_prob[kept]
-        return dict(accepted=accepted, proposed_sites=sites, proposed_values=values,
+        return Move(accepted=accepted, proposed_sites=sites, proposed_values=values,
                     proposed_log_prob=proposed_log_prob)
 
     def transition_row(self, x):

@@ -16,12 +16,14 @@ Cost: 2^k target evaluations per step (the current value is scored with the othe
 from __future__ import annotations
 
 import itertools
+from math import comb, log
 
 import numpy as np
 import param
 from numba import njit
 
-from samplers.base import Sampler, log_softmax, sample_categorical
+from samplers.base import ExactCase, Move, Sampler, SamplerFacts, log_softmax, sample_categorical
+from samplers.diagnostics.inspection import ProposalInspection
 from targets.base import all_states
 
 
@@ -65,6 +67,9 @@ class BlockGibbs(Sampler):
     """Gibbs sampler on a random block of ``block_size`` sites (all 2^k configurations)."""
 
     registry_name = "block_gibbs"
+    facts = SamplerFacts(example={"block_size": 2},
+                         exact=(ExactCase({"block_size": 2}), ExactCase({"block_size": 3}, "boltzmann", {})),
+                         warm_up=({"block_size": 2},), inspection="block")
     block_size = param.Integer(2, bounds=(1, 12), doc="Block size k (2^k configurations scored per step).")
 
     #: Number of auxiliary choices a block move draws uniformly before scoring its
@@ -100,13 +105,13 @@ class BlockGibbs(Sampler):
         sites = random_blocks(self.rng, n, d, self.block_size)
         aux = self.rng.integers(0, self.n_auxiliary, size=n)
         values = self._block_values(self.states[rows[:, None], sites], aux)
-        log_ratio = self.target.block_log_ratio(self.states, sites, values)
+        log_ratio = self.target.block_log_ratio(self.states, sites, values, self.log_p)
         choice = sample_categorical(log_ratio, self.rng)
         new_values = values[rows, choice]
         accepted = (self.states[rows[:, None], sites] != new_values).any(axis=1)
         self.states[rows[:, None], sites] = new_values
         self.log_p = self.log_p + log_ratio[rows, choice]
-        return dict(accepted=accepted, proposed_sites=sites, proposed_values=new_values,
+        return Move(accepted=accepted, proposed_sites=sites, proposed_values=new_values,
                     proposed_log_prob=self.log_p.copy())
 
     def block_move_probability(self, x: np.ndarray, sites: np.ndarray, values: np.ndarray) -> float:
@@ -133,3 +138,12 @@ class BlockGibbs(Sampler):
         moved = np.repeat(batch, m, axis=0)
         moved[np.arange(n_moves * m)[:, None], np.repeat(sites, m, axis=0)] = values.reshape(n_moves * m, -1)
         return moved, np.exp(log_softmax(log_ratio)).ravel() / n_moves
+
+    def describe_move(self, x, proposal, record, chain, common):
+        """A block: B drawn uniformly among the C(d, k) blocks, and the probability of the values drawn for it given
+        the rest (``block_move_probability``); always kept."""
+        block = np.asarray(record.proposed_sites[chain])
+        probability = self.block_move_probability(x, block, proposal[block])
+        return ProposalInspection(kind="block", path=block, log_block_choice=-log(comb(x.size, block.size)),
+                                  log_q_forward=log(probability) if probability > 0 else float("nan"),
+                                  acceptance=1.0, **common)

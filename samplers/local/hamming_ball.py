@@ -21,6 +21,7 @@ from math import comb
 import numpy as np
 import param
 
+from samplers.base import ExactCase, SamplerFacts
 from samplers.local.block_gibbs import BlockGibbs
 
 
@@ -39,6 +40,10 @@ class HammingBall(BlockGibbs):
     """Titsias & Yau's Hamming-ball sampler on random blocks (HB-block_size-radius)."""
 
     registry_name = "hamming_ball"
+    facts = SamplerFacts(example={"block_size": 4, "radius": 1},
+                         exact=(ExactCase({"block_size": 3, "radius": 1}),
+                                ExactCase({"block_size": 4, "radius": 2}, "boltzmann", {})),
+                         warm_up=({"block_size": 3, "radius": 1},), inspection="block")
     block_size = param.Integer(10, bounds=(1, 20), doc="Block size k.")
     radius = param.Integer(1, bounds=(1, 20), doc="Hamming radius r (r ≤ k).")
 

@@ -27,7 +27,8 @@ import numpy as np
 import param
 from numba import njit
 
-from samplers.base import Sampler
+from samplers.base import ExactCase, Sampler, SamplerFacts
+from samplers.diagnostics.inspection import ProposalInspection
 from samplers.lsb.balancing import CODES, NO_TABLE, log_g_array, log_g_scalar
 from targets.base import flip
 
@@ -79,11 +80,25 @@ class _SingleSiteFlip(Sampler):
         acceptance = np.exp(log_g_array(log_ratio, CODES[self.acceptance]))
         return self._with_stay(x, flip(batch, sites), acceptance / sites.size)
 
+    def describe_move(self, x, proposal, record, chain, common):
+        """A single flip: the site drawn uniformly among the candidates, accepted with a(t) = g(t)."""
+        if common["proposed_sites"].size != 1:
+            return None
+        candidates = self._candidate_sites()
+        log_q = np.full(x.size, -np.inf)
+        log_q[candidates] = -np.log(candidates.size)
+        site = common["proposed_sites"][0]
+        acceptance = np.exp(log_g_array(np.array([common["log_target_ratio"]]), CODES[self.acceptance]))[0]
+        return ProposalInspection(kind="single flip", log_q=log_q, log_q_forward=float(log_q[site]),
+                                  log_q_reverse=float(log_q[site]), acceptance=float(acceptance), **common)
+
 
 class Metropolis(_SingleSiteFlip):
     """Uniform single-bit-flip Metropolis–Hastings: a(t) = min(1, t)."""
 
     registry_name = "metropolis"
+    facts = SamplerFacts(exact=(ExactCase(), ExactCase(target="boltzmann", target_params={})),
+                         warm_up=({},), inspection="single flip")
     acceptance = "min"
 
 
@@ -91,6 +106,10 @@ class Gibbs(_SingleSiteFlip):
     """Single-site Gibbs sampler, random or systematic scan: a(t) = t/(1+t)."""
 
     registry_name = "gibbs"
+    facts = SamplerFacts(
+        # one systematic-scan update flips one given site, reducible on its own (its sweep is exact: the tests)
+        exact=(ExactCase({"scan": "random"}), ExactCase({"scan": "random"}, "boltzmann", {})),
+        inspection="single flip")
     acceptance = "barker"
     scan = param.Selector(default="random", objects=["random", "systematic"],
                           doc="Random scan (a uniform site each step) or systematic scan (sites 0, 1, …, d−1 in turn).")

@@ -40,7 +40,7 @@ import param
 
 from samplers.balanced.locally_balanced import GibbsWithGradients, LocallyBalanced, flip_log_acceptance
 from samplers.balanced.sumtree import LogSumTree
-from samplers.base import metropolis_accept, taylor_flip_log_ratios
+from samplers.base import ExactCase, SamplerFacts, metropolis_accept, taylor_flip_log_ratios
 from samplers.common.adaptive import Adaptive
 from samplers.lsb.balancing import BALANCING, MIXTURE, PARAMETRIZATIONS, learned_size
 from samplers.lsb.learning import (COMPONENTS, commit_mixture_flips, dense_learning_terms, dense_proposals,
@@ -208,8 +208,8 @@ class _SelfBalancing(Adaptive, param.Parameterized):
         self._apply_flips(proposed, accepted, log_t)
         record = self._single_flip_record(proposed, old_bits, accepted, proposal_log_p)
         if explore.any():  # the chain stayed; its proposal this step is itself
-            record["proposed_values"][explore, 0] = old_bits[explore]
-            record["proposed_log_prob"][explore] = self.log_p[explore]
+            record.proposed_values[explore, 0] = old_bits[explore]
+            record.proposed_log_prob[explore] = self.log_p[explore]
         return record
 
 
@@ -223,6 +223,13 @@ class LocalSelfBalancing(_SelfBalancing, LocallyBalanced):
     """
 
     registry_name = "lsb"
+    facts = SamplerFacts(
+        example={"parametrization": "lsb2", "burn_in": 20},
+        exact=(ExactCase({"parametrization": "lsb1", "burn_in": 0}), ExactCase({"parametrization": "lsb2", "burn_in": 0}),
+               ExactCase({"parametrization": "monotone", "burn_in": 0}, "boltzmann", {})),
+        # a learning step on the mixture trees, then frozen; learning steps on a table (the dense kernels)
+        warm_up=({"parametrization": "lsb1", "burn_in": 1}, {"parametrization": "lsb2", "keep_adapting": True}),
+        inspection="single flip")
 
     @classmethod
     def estimated_bytes(cls, n_chains, dim, params=None):
@@ -245,11 +252,13 @@ class LocalSelfBalancing(_SelfBalancing, LocallyBalanced):
         return self._delta
 
     def _ratios_at(self, x):
-        return self.target.delta_log_prob(x), self.target.log_prob(x), None
+        log_p = self.target.log_prob(x)
+        return self.target.delta_log_prob(x, log_p), log_p, None
 
     def _patch_after_flip(self, x, log_p, ratios, idx):
-        sites, values = self.target.delta_after_flip(x, ratios, idx)
-        return sites, values, log_p + ratios[np.arange(idx.size), idx], None
+        flipped_log_p = log_p + ratios[np.arange(idx.size), idx]
+        sites, values = self.target.delta_after_flip(x, ratios, idx, flipped_log_p)
+        return sites, values, flipped_log_p, None
 
     def _keep(self, rows, sites, values, cache):
         self._delta[rows[:, None], sites[rows]] = values[rows]
@@ -308,6 +317,11 @@ class FastLocalSelfBalancing(_SelfBalancing, GibbsWithGradients):
     """FLSB (Algorithm 2): Taylor-estimated flip ratios from one gradient, learned g_θ, exact MH."""
 
     registry_name = "flsb"
+    facts = SamplerFacts(
+        example={"parametrization": "lsb1", "burn_in": 20},
+        exact=(ExactCase({"parametrization": "lsb2", "burn_in": 0}),
+               ExactCase({"parametrization": "lsb1", "burn_in": 0}, "boltzmann", {})),
+        inspection="single flip")
     tree_on_pairwise = False  # its learning moves read the gradient, on every target
 
     def _current_ratios(self):

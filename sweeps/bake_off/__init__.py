@@ -118,7 +118,7 @@ class BakeoffResult:
 
 def bakeoff(target, samplers="all", budget: float = 1e5, axis: str = "evaluations", seeds: int = 5, *,
             chains: int = 12, statistic: str = "log_prob", target_params: dict | None = None,
-            sampler_params: dict[str, dict] | None = None, seed: int = 0, results=None, workers: int | None = None,
+            sampler_params: dict[str, dict] | None = None, seed: int = 0, results=None, workers: int | None = 0,
             scheduler: str | None = None, client=None, progress: bool = True,
             on_result: Callable[[BakeoffResult], None] | None = None) -> BakeoffResult:
     """Run the bake-off (module docstring). ``sampler_params``: sampler → its requested parameters;

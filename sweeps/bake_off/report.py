@@ -1,4 +1,4 @@
-"""A bake-off's report: the ranked table and verdict as text, and an HTML page of its figures.
+"""A bake-off's report: the ranked table and verdict as text (its figures are a page: ``dashboard.bakeoff_page``).
 
 The text (``text``) holds the table (each measure as mean [low, high] over
 seeds; the samplers that did not settle last), the verdict in the strict
@@ -7,12 +7,7 @@ settling within the budget), the equilibrium reference, how the efficiency
 tuning changed each tuned sampler's ESS rate against the acceptance (DISCS)
 tuning, every frozen kernel (the first seed's,
 JSON: ``samplers.make(sampler, target, **kernel)`` replays it; every seed's is
-stored with its run), and the samplers skipped with why. The page
-(``figures``, written by ``save`` as ``benchmarks.papers.lsb_runs.save`` does) draws
-ESS per evaluation and per CPU second with their intervals, the chains' mean
-statistic against the axis (the first seed, the reference as a line), and the tuning
-curves: the pilots' ESS of log p̃ per unit of the axis against the tuned value
-relative to the acceptance-tuned one (1 = DISCS's setting). The verdict judges
+stored with its run), and the samplers skipped with why. The verdict judges
 the measure of the budget's axis; when the other rate (per CPU second against
 per evaluation) puts another sampler first, the text says so beside it, with
 both numbers, since the evaluation convention alone can decide a ranking (GWG
@@ -25,8 +20,6 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-
-import numpy as np
 
 from engine.numbers import number
 
@@ -136,60 +129,11 @@ def other_rate_line(result) -> list[str]:
             f"against {first}'s {number(frame.at[first, other])}.", ""]
 
 
-def _holoviews():
-    """HoloViews with its Bokeh backend (imported when a page is drawn, not with ``sweeps``)."""
-    import holoviews as hv
-    import holoviews.plotting.bokeh  # noqa: F401  (registers the Bokeh backend used by .opts and hv.save)
-
-    return hv
-
-
-def _intervals(result, measure: str):
-    hv = _holoviews()
-    frame = result.table
-    labels = list(frame.index)
-    mean, low, high = (frame[measure].to_numpy(), frame[f"{measure} low"].to_numpy(),
-                       frame[f"{measure} high"].to_numpy())
-    points = hv.Scatter((labels, mean), "sampler", measure).opts(size=8)
-    bars = hv.ErrorBars((labels, mean, mean - low, high - mean), "sampler", [measure, "below", "above"])
-    return (bars * points).opts(title=f"{measure}, 95 % interval over seeds", width=560, height=360,
-                                xrotation=30, logy=bool(np.all(low > 0)))
-
-
-def figures(result) -> list:
-    """The page's figures (module docstring)."""
-    hv = _holoviews()
-    out = [_intervals(result, "ESS per 1k evals"), _intervals(result, "ESS per CPU s")]
-    traces = [hv.Curve((run.axis_values[1:], run.chain_mean[1:]), result.axis, f"mean {result.statistic}", label=name)
-              for name, runs in result.runs.items() for run in runs if run.replicate == min(r.replicate for r in runs)]
-    if result.reference is not None and result.reference.reached:
-        traces.append(hv.HLine(result.reference.value).opts(color="black", line_dash="dashed"))
-    out.append(hv.Overlay(traces).opts(title=f"mean {result.statistic} over the chains (the first seed), from "
-                                             "over-dispersed starts", width=760, height=360, logx=True,
-                                       legend_position="right"))
-    curves = []
-    for name, runs in result.runs.items():
-        for run in runs:
-            grid, efficiency, _ = run.tuning
-            if run.replicate == min(r.replicate for r in runs) and len(grid):
-                centre = run.acceptance_kernel[run.tuned_parameter]
-                curves.append(hv.Curve((grid / centre, efficiency), "tuned value / acceptance-tuned value",
-                                       f"pilots' ESS of log p̃ per unit of {result.axis}",
-                                       label=f"{run.sampler} ({run.tuned_parameter})"))
-    if curves:
-        out.append(hv.Overlay(curves).opts(title="tuning curves (the first seed): 1 is the acceptance-tuned setting",
-                                           width=560, height=360, logx=True, legend_position="right"))
-    return out
-
-
 def save(result, directory: str | Path, name: str = "bakeoff") -> Path:
-    """Write ``<name>.md`` (the text) and ``<name>.html`` (the figures, once a run finished) in ``directory``; the
-    page's path (the text's when there is no page)."""
+    """Write ``<name>.md`` (the text) in ``directory``; its path. The figures are a page, drawn on the page floor
+    (``dashboard.bakeoff_page.save``)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / f"{name}.md").write_text(text(result) + "\n")
-    if not result.table.empty:
-        hv = _holoviews()
-        hv.save(hv.Layout(figures(result)).cols(2), directory / f"{name}.html")
-        return directory / f"{name}.html"
-    return directory / f"{name}.md"
+    path = directory / f"{name}.md"
+    path.write_text(text(result) + "\n")
+    return path
