@@ -161,8 +161,10 @@ ARGUMENTS = [SLACK, SI_PREFIX, SUB_UNIT_PREFIXES, RAW_TEX]
 
 #: Whether every plot shown has been painted as it is now laid out: after the next two frames (a resize seen by the
 #: browser schedules its paint), each shown plot view's paints done (``ready``, within a second: a paint still under
-#: way answers false, and the caller asks again) and its first paint finished. A plot whose view was just built or
-#: just moved holds data but not yet its axes' ticks until then.
+#: way answers false, and the caller asks again), its first paint finished, and the axes of a plot whose glyphs hold
+#: data ticked for it. A plot whose view was just built or just moved, or whose data just came, holds its data but
+#: not yet its axes' ticks until its next paint; a plot whose axes stay without ticks is reported once the wait is
+#: over, as every other defect.
 PAINTED_JS = """
 async () => {
   await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
@@ -173,7 +175,12 @@ async () => {
     });
   const painted = await Promise.race([Promise.all(plots.map(view => view.ready)).then(() => true),
                                       new Promise(done => setTimeout(() => done(false), 1000))]);
-  return painted && plots.every(view => view.has_finished());
+  const holdsData = (view) => [...view.renderer_views.values()].some(rv => rv.model.type === "GlyphRenderer" &&
+    rv.model.visible && rv.glyph && rv.glyph.index && Number.isFinite(rv.glyph.bounds().x0) &&
+    Number.isFinite(rv.glyph.bounds().y0));
+  const ticked = (view) => !holdsData(view) || view.axis_views.every(av => !av.model.visible ||
+    av.tick_coords.major[av.dimension].length > 0);
+  return painted && plots.every(view => view.has_finished() && ticked(view));
 }
 """
 
